@@ -1,0 +1,53 @@
+package authz
+
+import "fmt"
+
+// Code is a stable refusal code. Callers and scripts may match on it; the message that
+// travels with it is for people and may change.
+type Code string
+
+// Stable refusal codes. Where the reference system has a string for the same situation we
+// use it.
+const (
+	CodePermissionDenied           Code = "permission_denied"
+	CodeUnclassifiedTool           Code = "unclassified_tool"
+	CodeOutsideManifest            Code = "outside_manifest"
+	CodeManifestDenied             Code = "manifest_denied"
+	CodeAuthorizationRequired      Code = "authorization_required"
+	CodeAuthorizationDeclined      Code = "authorization_declined"
+	CodeAuthorizationExpired       Code = "authorization_expired"
+	CodeAuthorizationRevoked       Code = "authorization_revoked"
+	CodeSessionEnded               Code = "session_ended"
+	CodeSelfTargetDenied           Code = "self_target_denied"
+	CodeProtectedUIDenied          Code = "protected_ui_denied"
+	CodeForeignProcessTermination  Code = "foreign_process_termination_denied"
+	CodeInvalidArguments           Code = "invalid_arguments"
+	CodeStaleElement               Code = "stale_element"
+	CodeWindowNotFound             Code = "window_not_found"
+	CodeDeadlineExceeded           Code = "deadline_exceeded"
+	CodeUnsupported                Code = "unsupported"
+	CodeUnknownTool                Code = "unknown_tool"
+	CodeCanceled                   Code = "canceled"
+	CodeTooManyRequests            Code = "too_many_requests"
+	CodeReplayedRequest            Code = "replayed_request"
+	CodeGenerationMismatch         Code = "generation_mismatch"
+	CodeUnsupportedProtocolVersion Code = "unsupported_protocol_version"
+	CodeInvalidRequest             Code = "invalid_request"
+	CodeWorkerUnavailable          Code = "worker_unavailable"
+)
+
+// Refusal is a refused call: a stable code and a message. A refusal always means the call
+// had no effect (outcome NOT_STARTED). It implements error so a tool handler can return it
+// before it has touched anything.
+type Refusal struct {
+	Code    Code
+	Message string
+}
+
+// Refuse returns a refusal with a formatted message.
+func Refuse(code Code, format string, args ...any) *Refusal {
+	return &Refusal{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Error implements error.
+func (r *Refusal) Error() string { return string(r.Code) + ": " + r.Message }

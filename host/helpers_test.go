@@ -1,0 +1,82 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testLogger logs to the test's output at debug level when CUA_TEST_VERBOSE is set.
+func testLogger(t testing.TB) *slog.Logger {
+	if os.Getenv("CUA_TEST_VERBOSE") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func startHost(t testing.TB, opts Options) *Host {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func newSession(t testing.TB, h *Host, label string) *Session {
+	t.Helper()
+	s, err := h.CreateSession(context.Background(), SessionSpec{Label: label})
+	if err != nil {
+		t.Fatalf("CreateSession(%q): %v", label, err)
+	}
+	return s
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// processGone reports whether pid no longer runs (absent, or a zombie).
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
+}
+
+// waitGone waits up to limit for pid to go and returns how long it took.
+func waitGone(pid int, limit time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	for time.Since(start) < limit {
+		if processGone(pid) {
+			return time.Since(start), true
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return time.Since(start), processGone(pid)
+}

@@ -1,0 +1,123 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+)
+
+// Options configures Start.
+type Options struct {
+	// Logger receives the host's logs and the worker's, re-emitted as structured records
+	// under the group "worker". Nil discards them.
+	Logger *slog.Logger
+	// WorkerLogLevel is the worker's log level; the zero value is Info.
+	WorkerLogLevel slog.Level
+
+	// WorkerPath is the worker binary. Empty means this program re-executed through
+	// /proc/self/exe (same inode, no path race) with WorkerArgs. Embedders whose binary is
+	// not cua-host point it at cmd/cua-worker.
+	WorkerPath string
+	// WorkerArgs are the arguments before the worker's own flags; nil means
+	// ["__worker"] for the re-executed binary and none for a WorkerPath.
+	WorkerArgs []string
+	// WorkerSHA256, when set, pins the worker binary: the host opens the file, hashes the
+	// open descriptor and executes that same descriptor, never the path twice.
+	WorkerSHA256 string
+
+	// Env adds or overrides variables of the worker's environment. Only the allowlisted
+	// names (EnvAllowlist) are accepted. The rest of the environment is cleared.
+	Env []string
+
+	// Ceiling bounds every session. The zero value means authz.DefaultCeiling().
+	Ceiling authz.Ceiling
+	// Policy is the process-lifetime policy snapshot shipped to the worker; nil means no
+	// policy layer is configured.
+	Policy *PolicySnapshot
+	// Display describes the X display the worker drives.
+	Display DisplayFacts
+	// ProtectedPIDs are processes no tool may target, in addition to the host's own pid.
+	ProtectedPIDs []int
+	// Consent answers the worker's consent requests. Nil declines every request.
+	Consent ConsentFunc
+
+	// StartTimeout bounds spawn → Ready; zero means 10 s.
+	StartTimeout time.Duration
+	// CloseGrace is how long Close waits for the worker to exit after closing the control
+	// channel before it kills the worker's process group; zero means 500 ms.
+	CloseGrace time.Duration
+}
+
+// DisplayFacts describes the X display given to the worker.
+type DisplayFacts struct {
+	// Name is the DISPLAY value, for example ":7".
+	Name string
+	// Private is true when the host started the display for this worker.
+	Private bool
+	// ServerPID is the display server's pid when Private.
+	ServerPID int
+}
+
+// PolicySnapshot is the managed and user policy layers, as files.
+type PolicySnapshot struct {
+	Managed *PolicyLayer
+	User    *PolicyLayer
+}
+
+// PolicyLayer is one loaded policy layer.
+type PolicyLayer struct {
+	// Kind is "yaml" or "rego".
+	Kind string
+	// Files are the layer's files, in evaluation order.
+	Files []PolicyFile
+	// SHA256 is the layer's hex digest.
+	SHA256 string
+}
+
+// PolicyFile is one file of a policy layer.
+type PolicyFile struct {
+	Name string
+	Data []byte
+}
+
+// ConsentRequest is a worker's request to grant one operation on one resource.
+type ConsentRequest struct {
+	// Session is the requesting session's label.
+	Session string
+	Tool    string
+	// Resource names the exact resource ("window:pid=…,id=…" or "display").
+	Resource string
+	// Operation is "observe", "input" or "terminate".
+	Operation   string
+	Description string
+}
+
+// ConsentDecision answers a ConsentRequest.
+type ConsentDecision struct {
+	Granted bool
+	// TTL is how long the grant may be reused for the same resource and operation.
+	TTL time.Duration
+}
+
+// ConsentFunc decides a consent request. It must return promptly or honour ctx.
+type ConsentFunc func(ctx context.Context, req ConsentRequest) ConsentDecision
+
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Ceiling.AllowedModes == nil {
+		o.Ceiling = authz.DefaultCeiling()
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 10 * time.Second
+	}
+	if o.CloseGrace == 0 {
+		o.CloseGrace = 500 * time.Millisecond
+	}
+	if o.Consent == nil {
+		o.Consent = func(context.Context, ConsentRequest) ConsentDecision { return ConsentDecision{} }
+	}
+}

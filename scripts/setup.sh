@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# setup.sh installs the programs cua-host's tests and demo need on a Debian/Ubuntu
+# machine: a virtual X server, a window manager, a D-Bus session bus with AT-SPI, test
+# applications and independent X oracles. Idempotent: apt-get runs only when a command is
+# missing, and it warms the Go module cache.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+# command -> Debian package that provides it
+declare -A want=(
+  [Xvfb]=xvfb
+  [openbox]=openbox
+  [dbus-launch]=dbus-x11
+  [dbus-daemon]=dbus
+  [xterm]=xterm
+  [zenity]=zenity
+  [xdotool]=xdotool
+  [xwininfo]=x11-utils
+  [xprop]=x11-utils
+  [xdpyinfo]=x11-utils
+  [xclip]=xclip
+  [wmctrl]=wmctrl
+  [xauth]=xauth
+  [xmodmap]=x11-xserver-utils
+  [import]=imagemagick
+  [xwd]=x11-apps
+)
+# files (not commands) -> package
+declare -A wantfile=(
+  [/usr/libexec/at-spi-bus-launcher]=at-spi2-core
+  [/usr/libexec/at-spi2-registryd]=at-spi2-core
+)
+
+missing=()
+for cmd in "${!want[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${want[$cmd]}")
+done
+for f in "${!wantfile[@]}"; do
+  [ -e "$f" ] || missing+=("${wantfile[$f]}")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)
+  echo "setup: installing ${pkgs[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${pkgs[@]}" libatk-bridge2.0-0 >/dev/null
+else
+  echo "setup: all system packages present" >&2
+fi
+
+if command -v go >/dev/null 2>&1; then
+  go mod download
+else
+  echo "setup: go is not installed (need Go 1.26+)" >&2
+  exit 1
+fi

@@ -1,0 +1,148 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/worker/tool"
+)
+
+// startCall accepts one CallTool and runs it on its own goroutine. Everything refused here
+// is NOT_STARTED.
+func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) {
+	now := s.w.cfg.Now()
+	deadline := now.Add(s.w.cfg.DefaultDeadline)
+	if deadlineMS != 0 {
+		deadline = time.UnixMilli(deadlineMS)
+		if !now.Before(deadline) {
+			s.refuse(id, authz.CodeDeadlineExceeded, "the request's deadline passed before dispatch")
+			return
+		}
+	}
+	s.mu.Lock()
+	if len(s.inflight) >= s.w.cfg.MaxInFlight {
+		s.mu.Unlock()
+		s.refuse(id, authz.CodeTooManyRequests, "%d calls are already in flight on this session", s.w.cfg.MaxInFlight)
+		return
+	}
+	ctx, cancel := context.WithDeadline(s.ctx, deadline)
+	c := &inflightCall{cancel: cancel}
+	s.inflight[id] = c
+	s.w.wg.Add(1)
+	s.mu.Unlock()
+
+	go func() {
+		defer s.w.wg.Done()
+		defer cancel()
+		res := s.dispatch(ctx, c, req.GetName(), req.GetArguments())
+		s.mu.Lock()
+		delete(s.inflight, id)
+		s.mu.Unlock()
+		s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: res}})
+	}()
+}
+
+// dispatch is the one place every tool call passes: authorization first, then the handler,
+// then the outcome.
+func (s *session) dispatch(ctx context.Context, c *inflightCall, name string, rawArgs []byte) *cuav1.ToolResult {
+	if r := s.check(); r != nil {
+		return refusalResult(r.Code, r.Message)
+	}
+	call, t, refusal := s.w.authorizer.authorize(ctx, s, name, rawArgs)
+	if refusal != nil {
+		s.w.log.Info("call refused", "label", s.label, "tool", name, "code", refusal.Code, "message", refusal.Message)
+		return refusalResult(refusal.Code, refusal.Message)
+	}
+	// A cancel or deadline that arrived before the handler starts leaves nothing done.
+	s.mu.Lock()
+	if err := ctx.Err(); err != nil {
+		s.mu.Unlock()
+		return refusalResult(ctxCode(ctx), "the call was cancelled before dispatch")
+	}
+	c.started = true
+	s.mu.Unlock()
+
+	res, err := invoke(ctx, t, call)
+	return s.w.outcome(ctx, t.Name, res, err)
+}
+
+// invoke runs the handler, turning a panic into an error.
+func invoke(ctx context.Context, t *tool.Tool, call *tool.Call) (res *tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return t.Handler(ctx, call)
+}
+
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("tool panicked: %v", p.value) }
+
+// outcome maps a handler's return to the wire result (see package tool).
+func (w *worker) outcome(ctx context.Context, name string, res *tool.Result, err error) *cuav1.ToolResult {
+	var refusal *authz.Refusal
+	var pe *panicError
+	switch {
+	case errors.As(err, &refusal):
+		return refusalResult(refusal.Code, refusal.Message)
+	case errors.As(err, &pe):
+		w.log.Error("tool panicked", "tool", name, "panic", fmt.Sprint(pe.value), "stack", string(pe.stack))
+		return errorResult(cuav1.Outcome_OUTCOME_UNKNOWN, "internal_error", err.Error())
+	case err != nil && ctx.Err() != nil:
+		return errorResult(cuav1.Outcome_OUTCOME_UNKNOWN, string(ctxCode(ctx)), fmt.Sprintf("interrupted after dispatch: %v", err))
+	case err != nil:
+		return errorResult(cuav1.Outcome_OUTCOME_COMPLETED, "tool_error", err.Error())
+	case res == nil:
+		res = &tool.Result{}
+	}
+	out := &cuav1.ToolResult{Outcome: cuav1.Outcome_OUTCOME_COMPLETED, IsError: res.IsError}
+	for _, c := range res.Content {
+		if c.IsImage() {
+			out.Content = append(out.Content, &cuav1.Content{Kind: &cuav1.Content_Image{Image: &cuav1.Image{Data: c.Image, MimeType: c.MIMEType}}})
+		} else {
+			out.Content = append(out.Content, &cuav1.Content{Kind: &cuav1.Content_Text{Text: c.Text}})
+		}
+	}
+	if res.Structured != nil {
+		b, err := json.Marshal(res.Structured)
+		if err != nil {
+			w.log.Error("marshal structured result", "tool", name, "err", err)
+			out.IsError = true
+			out.Content = append(out.Content, &cuav1.Content{Kind: &cuav1.Content_Text{Text: "structured result could not be encoded: " + err.Error()}})
+		} else {
+			out.Structured = b
+		}
+	}
+	return out
+}
+
+func errorResult(outcome cuav1.Outcome, code, msg string) *cuav1.ToolResult {
+	b, _ := json.Marshal(map[string]string{"error_code": code, "error": msg})
+	return &cuav1.ToolResult{
+		Outcome:    outcome,
+		IsError:    true,
+		Content:    []*cuav1.Content{{Kind: &cuav1.Content_Text{Text: msg}}},
+		Structured: b,
+	}
+}
+
+func ctxCode(ctx context.Context) authz.Code {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return authz.CodeDeadlineExceeded
+	}
+	if errors.Is(context.Cause(ctx), errSessionEnded) {
+		return authz.CodeAuthorizationRevoked
+	}
+	return authz.CodeCanceled
+}

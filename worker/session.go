@@ -1,0 +1,324 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/proto/wire"
+	"github.com/cua-host/cua-host/worker/tool"
+)
+
+// session is one delegated session, bound to the channel it was created with. Its context
+// (label, mode, manifest hash, lifetimes) is fixed at creation; nothing a request carries
+// can change it.
+type session struct {
+	w       *worker
+	conn    *wire.SessionConn
+	label   string
+	mode    authz.Mode
+	created time.Time
+	expires time.Time
+	idleTTL time.Duration
+	// manifestSHA256 is the hash of the bounded manifest, or "".
+	manifestSHA256 string
+	state          *tool.Session
+
+	// ctx is cancelled when the session is revoked or ends; in-flight calls derive from it.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	// mu guards the fields below.
+	mu           sync.Mutex
+	lastActivity time.Time
+	// ended is non-empty once the session can no longer run calls; it is the refusal code
+	// every later request gets.
+	ended       authz.Code
+	endedReason string
+	// inflight maps request ids to running calls.
+	inflight map[uint64]*inflightCall
+
+	// lastRequestID is owned by the reader goroutine.
+	lastRequestID uint64
+}
+
+// errSessionEnded is the cancellation cause of a session's context once it ended.
+var errSessionEnded = errors.New("session ended")
+
+// inflightCall is one call between acceptance and reply.
+type inflightCall struct {
+	cancel context.CancelFunc
+	// started is set once the handler was invoked (guarded by session.mu).
+	started bool
+}
+
+func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.File) {
+	defer func() {
+		if fd != nil {
+			fd.Close()
+		}
+	}()
+	label := req.GetLabel()
+	if err := validLabel(label); err != nil {
+		w.controlError(callID, authz.CodeInvalidRequest, "%v", err)
+		return
+	}
+	mode, err := authz.ModeFromProto(req.GetMode())
+	if err != nil {
+		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
+		return
+	}
+	ttl := time.Duration(req.GetTtlSeconds()) * time.Second
+	idle := time.Duration(req.GetIdleTtlSeconds()) * time.Second
+	if err := w.ceiling.Admit(mode, ttl, idle); err != nil {
+		w.controlError(callID, authz.CodePermissionDenied, "session %q: %v", label, err)
+		return
+	}
+	manifestHash, err := w.authorizer.admitManifest(mode, req.GetManifest(), req.GetManifestSha256())
+	if err != nil {
+		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
+		return
+	}
+	conn, err := wire.NewSessionConn(fd)
+	fd = nil // NewSessionConn took ownership
+	if err != nil {
+		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
+		return
+	}
+	now := w.cfg.Now()
+	s := &session{
+		w:              w,
+		conn:           conn,
+		label:          label,
+		mode:           mode,
+		created:        now,
+		expires:        now.Add(ttl),
+		idleTTL:        idle,
+		manifestSHA256: manifestHash,
+		state:          tool.NewSession(label, mode.String()),
+		lastActivity:   now,
+		inflight:       map[uint64]*inflightCall{},
+	}
+	s.ctx, s.cancel = context.WithCancelCause(w.baseCtx)
+
+	w.mu.Lock()
+	if w.stopping {
+		w.mu.Unlock()
+		conn.Close()
+		s.cancel(errSessionEnded)
+		return
+	}
+	if _, dup := w.sessions[label]; dup {
+		w.mu.Unlock()
+		conn.Close()
+		s.cancel(errSessionEnded)
+		w.controlError(callID, authz.CodeInvalidRequest, "a session labelled %q already exists", label)
+		return
+	}
+	w.sessions[label] = s
+	w.wg.Add(1)
+	w.mu.Unlock()
+
+	w.log.Info("session created", "label", label, "mode", mode.String(), "ttl", ttl, "idle_ttl", idle)
+	w.sendControl(callID, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_SessionCreated{SessionCreated: &cuav1.SessionCreated{
+		Label: label, ExpiresAtUnixMs: s.expires.UnixMilli(),
+	}}}, nil)
+	go s.serve()
+}
+
+func validLabel(label string) error {
+	if label == "" {
+		return errors.New("session label is empty")
+	}
+	if len(label) > 128 {
+		return fmt.Errorf("session label is %d bytes; at most 128", len(label))
+	}
+	for _, r := range label {
+		if r < 0x21 || r == 0x7f {
+			return fmt.Errorf("session label %q contains whitespace or control characters", label)
+		}
+	}
+	return nil
+}
+
+func (w *worker) revokeSession(callID uint64, req *cuav1.RevokeSession) {
+	w.mu.Lock()
+	var targets []*session
+	switch {
+	case req.GetAll():
+		for _, s := range w.sessions {
+			targets = append(targets, s)
+		}
+	case req.GetLabel() != "":
+		if s, ok := w.sessions[req.GetLabel()]; ok {
+			targets = append(targets, s)
+		}
+	}
+	w.mu.Unlock()
+	if !req.GetAll() && len(targets) == 0 {
+		w.controlError(callID, authz.CodeInvalidRequest, "no session labelled %q", req.GetLabel())
+		return
+	}
+	labels := make([]string, 0, len(targets))
+	for _, s := range targets {
+		if s.revoke(authz.CodeAuthorizationRevoked, "the host revoked this session") {
+			labels = append(labels, s.label)
+		}
+	}
+	if len(targets) > 0 {
+		rctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		w.reg.Release(rctx)
+		cancel()
+	}
+	w.sendControl(callID, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_Revoked{Revoked: &cuav1.Revoked{Labels: labels}}}, nil)
+}
+
+// revoke ends the session: every later request is refused with code and every in-flight
+// call is cancelled. The channel stays open so the client learns why. It reports whether
+// the session was live.
+func (s *session) revoke(code authz.Code, reason string) bool {
+	s.mu.Lock()
+	if s.ended != "" {
+		s.mu.Unlock()
+		return false
+	}
+	s.ended, s.endedReason = code, reason
+	s.mu.Unlock()
+	s.cancel(errSessionEnded)
+	s.w.log.Info("session ended", "label", s.label, "code", code, "reason", reason)
+	return true
+}
+
+// serve is the session's reader: it owns lastRequestID and hands each call to its own
+// goroutine.
+func (s *session) serve() {
+	defer s.w.wg.Done()
+	defer s.finish()
+	for {
+		env, err := s.conn.Recv()
+		if err != nil {
+			if v, ok := wire.IsViolation(err); ok {
+				s.w.log.Warn("session channel protocol violation; closing it", "label", s.label, "reason", v.Reason, "detail", v.Detail)
+			} else if !errors.Is(err, wire.ErrClosed) {
+				s.w.log.Debug("session channel read", "label", s.label, "err", err)
+			}
+			return
+		}
+		if !s.handle(env) {
+			return
+		}
+	}
+}
+
+// finish runs when the channel is gone: the session ends for good.
+func (s *session) finish() {
+	s.revoke(authz.CodeSessionEnded, "the session channel closed")
+	s.conn.Close()
+	s.w.mu.Lock()
+	if s.w.sessions[s.label] == s {
+		delete(s.w.sessions, s.label)
+	}
+	s.w.mu.Unlock()
+}
+
+// handle processes one envelope; it returns false when the channel must be closed.
+func (s *session) handle(env *cuav1.Envelope) bool {
+	id := env.GetRequestId()
+	switch env.GetBody().(type) {
+	case *cuav1.Envelope_ToolList, *cuav1.Envelope_ToolResult:
+		s.w.log.Warn("session channel protocol violation; closing it", "label", s.label, "reason", "unexpected_kind")
+		return false
+	}
+	if id <= s.lastRequestID {
+		s.refuse(id, authz.CodeReplayedRequest, "request id %d is not greater than the last one (%d); replay refused", id, s.lastRequestID)
+		return true
+	}
+	s.lastRequestID = id
+	if env.GetProtocolVersion() != s.w.version {
+		s.refuse(id, authz.CodeUnsupportedProtocolVersion, "envelope version %d; this channel speaks %d", env.GetProtocolVersion(), s.w.version)
+		return true
+	}
+	if !bytes.Equal(env.GetGeneration(), s.w.generation) {
+		s.refuse(id, authz.CodeGenerationMismatch, "envelope generation does not match this worker")
+		return true
+	}
+	switch body := env.GetBody().(type) {
+	case *cuav1.Envelope_Cancel:
+		s.cancelCall(body.Cancel.GetRequestId())
+	case *cuav1.Envelope_ListTools:
+		if r := s.check(); r != nil {
+			s.refuse(id, r.Code, "%s", r.Message)
+			return true
+		}
+		s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolList{ToolList: s.w.listTools(s)}})
+	case *cuav1.Envelope_CallTool:
+		s.startCall(id, env.GetDeadlineUnixMs(), body.CallTool)
+	}
+	return true
+}
+
+// check refuses every request of a session that ended, expired or sat idle too long, and
+// records activity otherwise.
+func (s *session) check() *authz.Refusal {
+	now := s.w.cfg.Now()
+	s.mu.Lock()
+	if s.ended == "" {
+		switch {
+		case !now.Before(s.expires):
+			s.ended, s.endedReason = authz.CodeSessionEnded, "the session's lifetime is over"
+		case now.Sub(s.lastActivity) > s.idleTTL:
+			s.ended, s.endedReason = authz.CodeAuthorizationExpired, fmt.Sprintf("the session was idle for more than %v", s.idleTTL)
+		default:
+			s.lastActivity = now
+			s.mu.Unlock()
+			return nil
+		}
+		s.mu.Unlock()
+		s.cancel(errSessionEnded)
+		s.w.log.Info("session ended", "label", s.label, "code", s.ended, "reason", s.endedReason)
+		return &authz.Refusal{Code: s.ended, Message: s.endedReason}
+	}
+	r := &authz.Refusal{Code: s.ended, Message: s.endedReason}
+	s.mu.Unlock()
+	return r
+}
+
+func (s *session) cancelCall(target uint64) {
+	s.mu.Lock()
+	c := s.inflight[target]
+	s.mu.Unlock()
+	if c == nil {
+		s.w.log.Debug("cancel of unknown request", "label", s.label, "request_id", target)
+		return
+	}
+	c.cancel()
+}
+
+func (s *session) refuse(id uint64, code authz.Code, format string, args ...any) {
+	s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: refusalResult(code, fmt.Sprintf(format, args...))}})
+}
+
+func refusalResult(code authz.Code, msg string) *cuav1.ToolResult {
+	return &cuav1.ToolResult{
+		Outcome: cuav1.Outcome_OUTCOME_NOT_STARTED,
+		IsError: true,
+		Refusal: &cuav1.Refusal{Code: string(code), Message: msg},
+		Content: []*cuav1.Content{{Kind: &cuav1.Content_Text{Text: string(code) + ": " + msg}}},
+	}
+}
+
+// reply stamps env as the answer to request id and sends it.
+func (s *session) reply(id uint64, env *cuav1.Envelope) {
+	env.ProtocolVersion = s.w.version
+	env.RequestId = id
+	env.Generation = s.w.generation
+	if err := s.conn.Send(env); err != nil {
+		s.w.log.Debug("session reply", "label", s.label, "request_id", id, "err", err)
+	}
+}

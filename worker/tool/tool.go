@@ -1,0 +1,180 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Handler runs one call of a tool. See the package comment for how its return maps to an
+// outcome.
+type Handler func(ctx context.Context, call *Call) (*Result, error)
+
+// Annotations are the MCP tool annotations a client sees in tools/list.
+type Annotations struct {
+	ReadOnly    bool `json:"readOnlyHint"`
+	Destructive bool `json:"destructiveHint"`
+	Idempotent  bool `json:"idempotentHint"`
+	OpenWorld   bool `json:"openWorldHint"`
+}
+
+// Tool is one registered tool.
+type Tool struct {
+	// Name is the tool's MCP name.
+	Name string
+	// Description is shown to the model.
+	Description string
+	// InputSchema is a JSON Schema object; nil means {"type":"object"}.
+	InputSchema json.RawMessage
+	// Annotations are MCP hints, not authorization.
+	Annotations Annotations
+	// Handler runs the tool.
+	Handler Handler
+}
+
+// Call is one invocation as a handler sees it.
+type Call struct {
+	// Name is the canonical tool name.
+	Name string
+	// Args is the sanitized JSON object of arguments (never nil; "{}" when empty).
+	Args json.RawMessage
+	// Session is the calling session's state.
+	Session *Session
+}
+
+// Decode unmarshals the call's arguments into v, rejecting unknown fields.
+func (c *Call) Decode(v any) error {
+	return DecodeArgs(c.Args, v)
+}
+
+// Session is the per-session state handlers may read and record into. Its label is public
+// and carries no authority.
+type Session struct {
+	// Label is the session's public label.
+	Label string
+	// Mode is the session's permission mode name.
+	Mode string
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	launched map[int]bool
+}
+
+// NewSession returns the state of a session with the given label and mode name.
+func NewSession(label, mode string) *Session {
+	return &Session{Label: label, Mode: mode, launched: map[int]bool{}}
+}
+
+// RecordLaunch notes that this session launched process pid.
+func (s *Session) RecordLaunch(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.launched[pid] = true
+}
+
+// Launched reports whether this session launched process pid.
+func (s *Session) Launched(pid int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.launched[pid]
+}
+
+// LaunchedPIDs lists the processes this session launched, in increasing order.
+func (s *Session) LaunchedPIDs() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pids := make([]int, 0, len(s.launched))
+	for pid := range s.launched {
+		pids = append(pids, pid)
+	}
+	sort.Ints(pids)
+	return pids
+}
+
+// Registry holds the worker's tools and the hooks that release held input. Register tools
+// before the worker serves; afterwards the registry is read-only and safe for concurrent use.
+type Registry struct {
+	tools     map[string]*Tool
+	order     []string
+	releasers []func(context.Context)
+	caps      []Capability
+}
+
+// Capability is one backend's availability, reported in Ready and by health_report.
+type Capability struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{tools: map[string]*Tool{}}
+}
+
+// Register adds t. It panics on a programmer error: an empty name, a nil handler, a
+// duplicate name, or an input schema that is not a JSON object.
+func (r *Registry) Register(t Tool) {
+	if t.Name == "" {
+		panic("tool: Register with empty name")
+	}
+	if t.Handler == nil {
+		panic(fmt.Sprintf("tool: Register %q with nil handler", t.Name))
+	}
+	if _, dup := r.tools[t.Name]; dup {
+		panic(fmt.Sprintf("tool: duplicate tool %q", t.Name))
+	}
+	if t.InputSchema == nil {
+		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	var probe map[string]any
+	if err := json.Unmarshal(t.InputSchema, &probe); err != nil {
+		panic(fmt.Sprintf("tool: %q input schema is not a JSON object: %v", t.Name, err))
+	}
+	r.tools[t.Name] = &t
+	r.order = append(r.order, t.Name)
+}
+
+// Lookup returns the tool named name.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Tools returns every tool in registration order.
+func (r *Registry) Tools() []*Tool {
+	out := make([]*Tool, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.tools[n])
+	}
+	return out
+}
+
+// OnRelease adds a hook that releases anything a backend holds (pressed buttons and keys,
+// remapped keycodes). The worker runs every hook when a session is revoked and before it
+// exits.
+func (r *Registry) OnRelease(f func(context.Context)) {
+	if f == nil {
+		panic("tool: OnRelease(nil)")
+	}
+	r.releasers = append(r.releasers, f)
+}
+
+// Release runs every release hook.
+func (r *Registry) Release(ctx context.Context) {
+	for _, f := range r.releasers {
+		f(ctx)
+	}
+}
+
+// AddCapability records a backend's availability.
+func (r *Registry) AddCapability(c Capability) {
+	r.caps = append(r.caps, c)
+}
+
+// Capabilities returns what AddCapability recorded, in order.
+func (r *Registry) Capabilities() []Capability {
+	return append([]Capability(nil), r.caps...)
+}
