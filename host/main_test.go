@@ -1,6 +1,7 @@
 package host
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -11,5 +12,9 @@ import (
 func TestMain(m *testing.M) {
 	testworker.MaybeRun() // the re-executed test binary becomes a worker here
 	maybeRunRole()
+	if os.Getenv("GORACE") == "" {
+		// Race-built workers otherwise sleep a second at exit (see env_race.go).
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	goleak.VerifyTestMain(m)
 }

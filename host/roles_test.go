@@ -1,12 +1,36 @@
 package host
 
-import "os"
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
 
-// maybeRunRole runs helper roles of the re-executed test binary (see the tests that use
-// them); it returns when the process was not started in a role.
+// maybeRunRole runs a helper role of the re-executed test binary, chosen by CUA_TEST_ROLE,
+// and exits; it returns when the process was not started in a role.
+//
+//	host: start a worker (this binary again), create a session, print
+//	      "worker <pid>" and wait to be killed.
 func maybeRunRole() {
 	switch os.Getenv("CUA_TEST_ROLE") {
 	case "":
 		return
+	case "host":
+		h, err := Start(context.Background(), Options{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "role host:", err)
+			os.Exit(1)
+		}
+		if _, err := h.CreateSession(context.Background(), SessionSpec{Label: "victim"}); err != nil {
+			fmt.Fprintln(os.Stderr, "role host:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("worker %d\n", h.PID())
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	default:
+		fmt.Fprintln(os.Stderr, "unknown CUA_TEST_ROLE")
+		os.Exit(2)
 	}
 }

@@ -33,6 +33,7 @@ const (
 func Main(args []string, cfg Config) int {
 	fs := flag.NewFlagSet("__worker", flag.ContinueOnError)
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	helloTimeout := fs.Duration("hello-timeout", 0, "how long to wait for the host's Hello (0: 10s)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
@@ -40,6 +41,9 @@ func Main(args []string, cfg Config) int {
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		fmt.Fprintf(os.Stderr, "cua-host worker: bad --log-level: %v\n", err)
 		return ExitUsage
+	}
+	if *helloTimeout > 0 {
+		cfg.HelloTimeout = *helloTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
@@ -50,7 +54,12 @@ func Main(args []string, cfg Config) int {
 		log.Error("no control channel; a worker is started by its host", "err", err)
 		return ExitUsage
 	}
-	ctrl, err := wire.NewControlConn(os.NewFile(ControlFD, "control"))
+	f, err := wire.FileFromFD(ControlFD, "control")
+	if err != nil {
+		log.Error("open control channel", "err", err)
+		return ExitError
+	}
+	ctrl, err := wire.NewControlConn(f)
 	if err != nil {
 		log.Error("open control channel", "err", err)
 		return ExitError

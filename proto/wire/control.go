@@ -42,6 +42,10 @@ func NewControlConn(f *os.File) (*ControlConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control channel: %w", err)
 	}
+	if typ := uc.sockType(); typ != unix.SOCK_SEQPACKET {
+		uc.close()
+		return nil, fmt.Errorf("control channel: socket type %d, want SOCK_SEQPACKET", typ)
+	}
 	c := &ControlConn{
 		uc:   uc,
 		rbuf: make([]byte, MaxControlFrame+1),
@@ -72,7 +76,11 @@ func (c *ControlConn) Send(frame *cuav1.ControlFrame, fd *os.File) error {
 	}
 	var oob []byte
 	if fd != nil {
-		oob = unix.UnixRights(int(fd.Fd()))
+		n, err := rawFD(fd)
+		if err != nil {
+			return fmt.Errorf("attach descriptor: %w", err)
+		}
+		oob = unix.UnixRights(n)
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
@@ -124,7 +132,11 @@ func (c *ControlConn) Recv() (*cuav1.ControlFrame, *os.File, error) {
 		return fail(err)
 	}
 	if len(fds) == 1 {
-		return frame, os.NewFile(uintptr(fds[0]), "session-channel"), nil
+		f, err := FileFromFD(fds[0], "session-channel")
+		if err != nil {
+			return fail(err)
+		}
+		return frame, f, nil
 	}
 	return frame, nil, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"syscall"
 )
 
@@ -47,6 +48,7 @@ func closeLike(err error) error {
 	case errors.Is(err, io.EOF),
 		errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, net.ErrClosed),
+		errors.Is(err, os.ErrClosed),
 		errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.ENOTCONN):

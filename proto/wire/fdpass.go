@@ -2,7 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -21,27 +20,26 @@ func SessionPair() (a, b *os.File, err error) {
 }
 
 func socketPair(typ int, name string) (*os.File, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair %s: %w", name, err)
 	}
+	// Non-blocking descriptors make pollable files.
 	return os.NewFile(uintptr(fds[0]), name+"-a"), os.NewFile(uintptr(fds[1]), name+"-b"), nil
 }
 
-// unixConn turns f into a *net.UnixConn registered with the runtime poller. It takes
-// ownership of f: f is closed whether or not the conversion succeeds.
-func unixConn(f *os.File) (*net.UnixConn, error) {
-	defer f.Close()
-	c, err := net.FileConn(f) // duplicates the descriptor
+// rawFD returns f's descriptor number without switching it to blocking mode (as f.Fd
+// would).
+func rawFD(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
 	if err != nil {
-		return nil, fmt.Errorf("wrap %s: %w", f.Name(), err)
+		return -1, err
 	}
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		c.Close()
-		return nil, fmt.Errorf("wrap %s: not a unix socket (%T)", f.Name(), c)
+	fd := -1
+	if err := rc.Control(func(x uintptr) { fd = int(x) }); err != nil {
+		return -1, err
 	}
-	return uc, nil
+	return fd, nil
 }
 
 // parseRights extracts every descriptor carried in oob. Descriptors are returned even when

@@ -42,6 +42,10 @@ func NewSessionConn(f *os.File) (*SessionConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session channel: %w", err)
 	}
+	if typ := uc.sockType(); typ != unix.SOCK_STREAM {
+		uc.close()
+		return nil, fmt.Errorf("session channel: socket type %d, want SOCK_STREAM", typ)
+	}
 	return &SessionConn{
 		uc:  uc,
 		buf: make([]byte, readChunk),

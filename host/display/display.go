@@ -1,0 +1,327 @@
+package display
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure Start.
+type Options struct {
+	// Logger receives a debug line per spawned process; nil discards.
+	Logger *slog.Logger
+	// Width, Height and Depth of the screen; defaults 1280, 800, 24.
+	Width, Height, Depth int
+	// WindowManager starts openbox and waits until it manages the screen.
+	WindowManager bool
+	// SessionBus starts a private dbus-daemon session bus.
+	SessionBus bool
+	// Path is the PATH used to find Xvfb, openbox and dbus-daemon and given to the
+	// children; empty means this process's PATH.
+	Path string
+}
+
+// Display is a running private display. Close stops it.
+type Display struct {
+	log     *slog.Logger
+	dir     string
+	xauth   string
+	num     int
+	busAddr string
+	env     []string // base environment for children
+
+	// mu guards procs.
+	mu    sync.Mutex
+	procs []*child // in start order
+
+	closeOnce sync.Once
+}
+
+// Start runs Xvfb on a free display number with a fresh cookie, then (as asked) openbox and
+// a session bus. Readiness is observed, never slept for: Xvfb reports its display number
+// through -displayfd once it accepts connections, openbox is ready when the root window has
+// _NET_SUPPORTING_WM_CHECK, and dbus-daemon prints its address once it listens. On any
+// failure everything started so far is stopped.
+func Start(ctx context.Context, opts Options) (_ *Display, err error) {
+	if opts.Width == 0 {
+		opts.Width = 1280
+	}
+	if opts.Height == 0 {
+		opts.Height = 800
+	}
+	if opts.Depth == 0 {
+		opts.Depth = 24
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	path := opts.Path
+	if path == "" {
+		path = os.Getenv("PATH")
+	}
+	dir, err := os.MkdirTemp("", "cua-display-")
+	if err != nil {
+		return nil, fmt.Errorf("display: temp dir: %w", err)
+	}
+	d := &Display{log: logger, dir: dir, xauth: filepath.Join(dir, "Xauthority"), num: -1}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("display: %w", err)
+	}
+	d.env = []string{"PATH=" + path, "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "XDG_RUNTIME_DIR=" + dir}
+	if lang := os.Getenv("LANG"); lang != "" {
+		d.env = append(d.env, "LANG="+lang)
+	}
+	cookie, err := newCookie()
+	if err != nil {
+		return nil, err
+	}
+	// The server accepts every cookie in its -auth file whatever the display number.
+	if err := writeXauthority(d.xauth, cookie, -1); err != nil {
+		return nil, err
+	}
+	if err := d.startServer(ctx, path, opts); err != nil {
+		return nil, err
+	}
+	// Clients look the cookie up by display number.
+	if err := writeXauthority(d.xauth, cookie, d.num); err != nil {
+		return nil, err
+	}
+	d.env = append(d.env, "DISPLAY="+d.Name(), "XAUTHORITY="+d.xauth)
+	if opts.SessionBus {
+		if err := d.startBus(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+	if opts.WindowManager {
+		if err := d.startWM(ctx, path, cookie); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func lookPath(path, name string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("display: %s not found on PATH: %w", name, exec.ErrNotFound)
+}
+
+// ErrNotFound reports that a program Start needs is missing; it wraps exec.ErrNotFound.
+var ErrNotFound = exec.ErrNotFound
+
+func (d *Display) startServer(ctx context.Context, path string, opts Options) error {
+	bin, err := lookPath(path, "Xvfb")
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("display: pipe: %w", err)
+	}
+	defer r.Close()
+	args := []string{"-displayfd", "3", "-screen", "0",
+		fmt.Sprintf("%dx%dx%d", opts.Width, opts.Height, opts.Depth),
+		"-nolisten", "tcp", "-auth", d.xauth, "-noreset"}
+	c, err := d.spawn("Xvfb", bin, args, d.env, []*os.File{w})
+	w.Close()
+	if err != nil {
+		return err
+	}
+	type res struct {
+		n   int
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadString('\n')
+		if err != nil {
+			ch <- res{-1, fmt.Errorf("display: Xvfb exited before it was ready: %s", c.stderrTail())}
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(line))
+		ch <- res{n, err}
+	}()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	select {
+	case rs := <-ch:
+		if rs.err != nil {
+			return rs.err
+		}
+		d.num = rs.n
+	case <-tctx.Done():
+		r.Close() // unblocks the reader
+		<-ch
+		return fmt.Errorf("display: Xvfb not ready: %w", tctx.Err())
+	}
+	d.log.Debug("display ready", "display", d.Name(), "pid", c.pid())
+	return nil
+}
+
+func (d *Display) startWM(ctx context.Context, path string, cookie []byte) error {
+	bin, err := lookPath(path, "openbox")
+	if err != nil {
+		return err
+	}
+	// openbox runs its --startup command once it has finished starting (and handles
+	// MapRequests); _NET_SUPPORTING_WM_CHECK alone appears earlier, and a window mapped
+	// in between was seen to stay unmanaged and unmapped.
+	ready := filepath.Join(d.dir, "wm-ready")
+	touch, err := lookPath(path, "touch")
+	if err != nil {
+		return err
+	}
+	c, err := d.spawn("openbox", bin, []string{"--sm-disable", "--startup", touch + " " + ready}, d.env, nil)
+	if err != nil {
+		return err
+	}
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	x, err := dialX(tctx, d.num, cookie)
+	if err != nil {
+		return fmt.Errorf("display: %w", err)
+	}
+	defer x.Close()
+	// Poll the root property: the window manager sets it once it has taken the screen.
+	for {
+		if atom, err := x.internAtom("_NET_SUPPORTING_WM_CHECK"); err != nil {
+			return fmt.Errorf("display: %w", err)
+		} else if atom != 0 {
+			if v, ok, err := x.rootProperty32(atom); err != nil {
+				return fmt.Errorf("display: %w", err)
+			} else if _, serr := os.Stat(ready); serr == nil && ok && v != 0 {
+				d.log.Debug("window manager ready", "pid", c.pid())
+				return nil
+			}
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("display: openbox exited: %s", c.stderrTail())
+		case <-tctx.Done():
+			return fmt.Errorf("display: openbox not ready: %w", tctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func (d *Display) startBus(ctx context.Context, path string) error {
+	bin, err := lookPath(path, "dbus-daemon")
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("display: pipe: %w", err)
+	}
+	defer r.Close()
+	args := []string{"--session", "--nofork", "--nopidfile", "--print-address=3",
+		"--address=unix:path=" + filepath.Join(d.dir, "bus")}
+	c, err := d.spawn("dbus-daemon", bin, args, d.env, []*os.File{w})
+	w.Close()
+	if err != nil {
+		return err
+	}
+	ch := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		ch <- strings.TrimSpace(line)
+	}()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	select {
+	case addr := <-ch:
+		if addr == "" {
+			return fmt.Errorf("display: dbus-daemon exited before it was ready: %s", c.stderrTail())
+		}
+		d.busAddr = addr
+	case <-tctx.Done():
+		r.Close()
+		<-ch
+		return fmt.Errorf("display: dbus-daemon not ready: %w", tctx.Err())
+	}
+	d.env = append(d.env, "DBUS_SESSION_BUS_ADDRESS="+d.busAddr)
+	d.log.Debug("session bus ready", "address", d.busAddr, "pid", c.pid())
+	return nil
+}
+
+// Name returns the display name, e.g. ":3".
+func (d *Display) Name() string { return ":" + strconv.Itoa(d.num) }
+
+// Number returns the display number.
+func (d *Display) Number() int { return d.num }
+
+// XAuthority returns the path of the private Xauthority file.
+func (d *Display) XAuthority() string { return d.xauth }
+
+// Env returns DISPLAY, XAUTHORITY and (with a session bus) DBUS_SESSION_BUS_ADDRESS, as
+// "KEY=value" strings for a child's environment.
+func (d *Display) Env() []string {
+	env := []string{"DISPLAY=" + d.Name(), "XAUTHORITY=" + d.xauth}
+	if d.busAddr != "" {
+		env = append(env, "DBUS_SESSION_BUS_ADDRESS="+d.busAddr)
+	}
+	return env
+}
+
+// ServerPID returns the X server's pid.
+func (d *Display) ServerPID() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.procs {
+		if c.name == "Xvfb" {
+			return c.pid()
+		}
+	}
+	return 0
+}
+
+// PIDs returns every process this display started (server, window manager, bus); they
+// must never be targeted by tools.
+func (d *Display) PIDs() []int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]int, 0, len(d.procs))
+	for _, c := range d.procs {
+		out = append(out, c.pid())
+	}
+	return out
+}
+
+// Close stops every process (newest first: SIGTERM to its group, SIGKILL after a grace
+// period), reaps them and removes the private directory. It is idempotent.
+func (d *Display) Close() error {
+	var errs []error
+	d.closeOnce.Do(func() {
+		d.mu.Lock()
+		procs := d.procs
+		d.mu.Unlock()
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop(2 * time.Second)
+			d.log.Debug("stopped", "name", procs[i].name, "pid", procs[i].pid())
+		}
+		if err := os.RemoveAll(d.dir); err != nil {
+			errs = append(errs, fmt.Errorf("display: remove %s: %w", d.dir, err))
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,255 @@
+package desktop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+func (d *desk) appSpecs() []spec {
+	launch := map[string]prop{
+		"name":                 boundedStr("Program name on PATH (e.g. \"xterm\").", 256),
+		"launch_path":          boundedStr("Absolute path of the program (instead of name).", 4096),
+		"bundle_id":            boundedStr("macOS bundle id; not supported on Linux (use name).", 256),
+		"urls":                 strArray("URLs or files passed as arguments after additional_arguments.", 32),
+		"additional_arguments": strArray("Arguments.", 64),
+		"timeout_ms":           intProp("How long to wait for the first window (default 10000).", 0, 60000),
+	}
+	win := map[string]prop{"pid": pidProp, "window_id": windowProp}
+	frame := map[string]prop{"pid": pidProp, "window_id": windowProp,
+		"x": numProp("Left of the client area, desktop coordinates."), "y": numProp("Top of the client area."),
+		"width": intProp("Width in pixels.", 1, 32767), "height": intProp("Height in pixels.", 1, 32767)}
+	return []spec{
+		{"launch_app", "Start an application on this display and wait for its first window; returns pid and window ids.",
+			schema(nil, launch), action, d.launchApp},
+		{"kill_app", "Stop a process: SIGTERM, then SIGKILL after a grace period.",
+			schema([]string{"pid"}, map[string]prop{"pid": pidProp, "grace_ms": intProp("Grace before SIGKILL (default 2000).", 0, 30000)}), destructive, d.killApp},
+		{"bring_to_front", "Raise a window and give it the keyboard focus.",
+			schema([]string{"pid", "window_id"}, win), idempotent, d.bringToFront},
+		{"set_window_frame", "Move and resize a window; returns the frame the window manager granted.",
+			schema([]string{"pid", "window_id"}, frame), idempotent, d.setFrame},
+		{"clipboard_read", "Read the clipboard as text.", schema(nil, nil), readOnly, d.clipboardRead},
+		{"clipboard_write", "Write text to the clipboard (this worker serves it until another client takes it).",
+			schema([]string{"text"}, map[string]prop{"text": boundedStr("Text.", x11.MaxClipboardBytes)}), idempotent, d.clipboardWrite},
+	}
+}
+
+func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		Name      string   `json:"name"`
+		Path      string   `json:"launch_path"`
+		BundleID  string   `json:"bundle_id"`
+		URLs      []string `json:"urls"`
+		Args      []string `json:"additional_arguments"`
+		TimeoutMS *int     `json:"timeout_ms"`
+		Session   string   `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	name := a.Name
+	switch {
+	case a.Path != "" && a.Name != "":
+		return nil, invalid("pass name or launch_path, not both")
+	case a.Path != "":
+		if !filepath.IsAbs(a.Path) {
+			return nil, invalid("launch_path must be absolute")
+		}
+		name = a.Path
+	case a.BundleID != "" && a.Name == "":
+		return nil, authz.Refuse(authz.CodeUnsupported, "bundle_id is a macOS concept; pass name or launch_path")
+	case name == "":
+		return nil, invalid("name or launch_path is required")
+	}
+	timeout := 10 * time.Second
+	if a.TimeoutMS != nil {
+		if *a.TimeoutMS < 0 || *a.TimeoutMS > 60000 {
+			return nil, invalid("timeout_ms %d: want 0–60000", *a.TimeoutMS)
+		}
+		timeout = time.Duration(*a.TimeoutMS) * time.Millisecond
+		if timeout == 0 {
+			timeout = -1
+		}
+	}
+	if _, err := x11.ResolveExecutable(name); err != nil {
+		return nil, refusal(err)
+	}
+	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: name, Args: append(append([]string{}, a.Args...), a.URLs...), WindowTimeout: timeout})
+	if l != nil && call.Session != nil {
+		call.Session.RecordLaunch(l.PID)
+	}
+	if err != nil {
+		if l == nil {
+			return nil, refusal(err) // nothing started
+		}
+		return nil, err
+	}
+	ids := make([]uint32, 0, len(l.Windows))
+	for _, w := range l.Windows {
+		ids = append(ids, w.ID)
+	}
+	text := fmt.Sprintf("launched %s pid=%d windows=%v", l.Executable, l.PID, ids)
+	if l.WindowTimedOut {
+		text += " (no window yet: timed out waiting)"
+	}
+	if l.Exited {
+		text += " (the process exited before showing a window)"
+	}
+	return result(text, map[string]any{
+		"effect": "launched", "route": "exec", "verified": len(ids) > 0, "pid": l.PID, "executable": l.Executable,
+		"window_ids": ids, "windows": l.Windows, "window_timed_out": l.WindowTimedOut, "exited": l.Exited,
+	}), nil
+}
+
+func (d *desk) killApp(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		PID     int    `json:"pid"`
+		GraceMS *int   `json:"grace_ms"`
+		Session string `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	grace := 2 * time.Second
+	if a.GraceMS != nil {
+		if *a.GraceMS < 0 || *a.GraceMS > 30000 {
+			return nil, invalid("grace_ms %d: want 0–30000", *a.GraceMS)
+		}
+		grace = time.Duration(*a.GraceMS) * time.Millisecond
+	}
+	if a.PID <= 1 {
+		return nil, invalid("pid %d: want a process id above 1", a.PID)
+	}
+	if !x11.ProcessAlive(a.PID) {
+		return nil, invalid("no process with pid %d", a.PID)
+	}
+	forced, err := d.b.Kill(ctx, a.PID, grace)
+	if err != nil {
+		return nil, err
+	}
+	gone := !x11.ProcessAlive(a.PID)
+	signal := "SIGTERM"
+	if forced {
+		signal = "SIGKILL"
+	}
+	return result(fmt.Sprintf("stopped pid %d with %s", a.PID, signal), map[string]any{
+		"effect": "terminated", "route": "signal", "signal": signal, "verified": gone, "pid": a.PID,
+		"evidence": map[string]any{"process_gone": gone},
+	}), nil
+}
+
+type winArgs struct {
+	PID      int    `json:"pid"`
+	WindowID uint32 `json:"window_id"`
+	Session  string `json:"session"`
+}
+
+func (w winArgs) target() targetArgs { return targetArgs{PID: &w.PID, WindowID: &w.WindowID} }
+
+func (d *desk) bringToFront(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a winArgs
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	win, err := resolve(ctx, d.b, a.target())
+	if err != nil {
+		return nil, err
+	}
+	route, focused, err := d.b.Activate(ctx, win.ID)
+	if err != nil {
+		return nil, err
+	}
+	after, _ := d.b.Window(ctx, win.ID)
+	return result(fmt.Sprintf("window %d to front via %s (focused %v)", win.ID, route, focused), map[string]any{
+		"effect": "activated", "route": route, "verified": focused, "window_id": win.ID, "pid": win.PID,
+		"evidence": map[string]any{"focused": after.Focused, "stack": after.Stack},
+	}), nil
+}
+
+func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		winArgs
+		X      *float64 `json:"x"`
+		Y      *float64 `json:"y"`
+		Width  *int     `json:"width"`
+		Height *int     `json:"height"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	win, err := resolve(ctx, d.b, a.target())
+	if err != nil {
+		return nil, err
+	}
+	r := win.Frame
+	if a.X != nil {
+		if r.X, err = coord("x", *a.X); err != nil {
+			return nil, err
+		}
+	}
+	if a.Y != nil {
+		if r.Y, err = coord("y", *a.Y); err != nil {
+			return nil, err
+		}
+	}
+	if a.Width != nil {
+		r.Width = *a.Width
+	}
+	if a.Height != nil {
+		r.Height = *a.Height
+	}
+	if r.Width < 1 || r.Height < 1 || r.Width > 32767 || r.Height > 32767 || r.X < -32768 || r.Y < -32768 || r.X > 32767 || r.Y > 32767 {
+		return nil, invalid("frame %dx%d+%d+%d is out of range", r.Width, r.Height, r.X, r.Y)
+	}
+	granted, route, err := d.b.SetFrame(ctx, win.ID, r)
+	if err != nil {
+		return nil, err
+	}
+	return result(fmt.Sprintf("window %d frame %dx%d+%d+%d (asked %dx%d+%d+%d) via %s", win.ID,
+		granted.Width, granted.Height, granted.X, granted.Y, r.Width, r.Height, r.X, r.Y, route), map[string]any{
+		"effect": "moved", "route": route, "verified": granted == r, "requested": r, "frame": granted, "window_id": win.ID,
+	}), nil
+}
+
+func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		Session string `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	text, owner, err := d.b.ClipboardRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return result(text, map[string]any{"text": text, "has_owner": owner, "route": "x11_selection"}), nil
+}
+
+func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		Text    *string `json:"text"`
+		Session string  `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	if a.Text == nil {
+		return nil, invalid("text is required")
+	}
+	if len(*a.Text) > x11.MaxClipboardBytes {
+		return nil, invalid("text is %d bytes (at most %d)", len(*a.Text), x11.MaxClipboardBytes)
+	}
+	if err := d.b.ClipboardWrite(ctx, *a.Text); err != nil {
+		return nil, err
+	}
+	back, _, rerr := d.b.ClipboardRead(ctx)
+	ok := rerr == nil && back == *a.Text
+	return result(fmt.Sprintf("clipboard holds %d bytes", len(*a.Text)), map[string]any{
+		"effect": "written", "route": "x11_selection", "verified": ok, "bytes": len(*a.Text),
+	}), nil
+}

@@ -1,0 +1,294 @@
+package desktop_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/test/xevlog/harness"
+	"github.com/cua-host/cua-host/worker/desktop"
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
+
+// setup registers the tools against the harness display.
+func setup(t *testing.T) (*tool.Registry, *x11.Backend) {
+	t.Helper()
+	harness.Require(t)
+	b, err := x11.Open(t.Context(), x11.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	reg := tool.NewRegistry()
+	desktop.Register(reg, b, desktop.Options{})
+	return reg, b
+}
+
+func call(t *testing.T, reg *tool.Registry, name string, args any) (*tool.Result, error) {
+	t.Helper()
+	tl, ok := reg.Lookup(name)
+	if !ok {
+		t.Fatalf("tool %q not registered", name)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := args.(string); ok {
+		raw = json.RawMessage(s)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	return tl.Handler(ctx, &tool.Call{Name: name, Args: raw, Session: tool.NewSession("test", "unrestricted")})
+}
+
+func structured(t *testing.T, r *tool.Result) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(r.Structured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func refusalCode(err error) authz.Code {
+	var r *authz.Refusal
+	if errors.As(err, &r) {
+		return r.Code
+	}
+	return ""
+}
+
+func TestNoDisplayRefusesUnsupported(t *testing.T) {
+	reg := tool.NewRegistry()
+	desktop.Register(reg, nil, desktop.Options{Unavailable: fmt.Errorf("%w: DISPLAY is not set", x11.ErrNoDisplay)})
+	if len(reg.Tools()) < 23 {
+		t.Fatalf("%d tools registered, want ≥23", len(reg.Tools()))
+	}
+	for _, tl := range reg.Tools() {
+		_, err := tl.Handler(t.Context(), &tool.Call{Name: tl.Name, Args: json.RawMessage("{}"), Session: tool.NewSession("s", "m")})
+		if code := refusalCode(err); code != authz.CodeUnsupported || !strings.Contains(err.Error(), "DISPLAY is not set") {
+			t.Errorf("%s: %v, want unsupported naming the reason", tl.Name, err)
+		}
+	}
+	caps := reg.Capabilities()
+	if len(caps) == 0 || caps[0].Name != "x11" || caps[0].Available {
+		t.Errorf("capabilities = %+v, want x11 unavailable first", caps)
+	}
+}
+
+func TestSchemasAreStrictObjects(t *testing.T) {
+	reg := tool.NewRegistry()
+	desktop.Register(reg, nil, desktop.Options{})
+	want := []string{"list_windows", "list_apps", "get_screen_size", "get_cursor_position", "get_desktop_state", "zoom",
+		"click", "double_click", "right_click", "move_cursor", "mouse_button_down", "mouse_button_up", "drag", "scroll",
+		"type_text", "press_key", "hotkey", "launch_app", "kill_app", "bring_to_front", "set_window_frame",
+		"clipboard_read", "clipboard_write"}
+	for _, name := range want {
+		tl, ok := reg.Lookup(name)
+		if !ok {
+			t.Errorf("%s not registered", name)
+			continue
+		}
+		var s map[string]any
+		if err := json.Unmarshal(tl.InputSchema, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s["type"] != "object" || s["additionalProperties"] != false {
+			t.Errorf("%s schema = %s", name, tl.InputSchema)
+		}
+	}
+}
+
+func TestRefusalsBeforeEffects(t *testing.T) {
+	reg, _ := setup(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	dead := deadPID(t)
+	tests := []struct {
+		name string
+		tool string
+		args any
+		code authz.Code
+	}{
+		{"desktop coords need scope", "click", map[string]any{"x": 10, "y": 10}, authz.CodeInvalidArguments},
+		{"bad window id", "click", map[string]any{"pid": xl.PID, "window_id": 12345, "x": 1, "y": 1}, authz.CodeWindowNotFound},
+		{"pid does not own window", "click", map[string]any{"pid": os.Getpid(), "window_id": xl.Window, "x": 1, "y": 1}, authz.CodeWindowNotFound},
+		{"dead pid", "click", map[string]any{"pid": dead, "window_id": xl.Window, "x": 1, "y": 1}, authz.CodeWindowNotFound},
+		{"window_id without pid", "click", map[string]any{"window_id": xl.Window, "x": 1, "y": 1}, authz.CodeInvalidArguments},
+		{"negative window coordinate", "click", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x": -1, "y": 1}, authz.CodeInvalidArguments},
+		{"huge desktop coordinate", "click", map[string]any{"scope": "desktop", "x": 1e9, "y": 1}, authz.CodeInvalidArguments},
+		{"off-screen desktop coordinate", "move_cursor", map[string]any{"scope": "desktop", "x": 5000, "y": 1}, authz.CodeInvalidArguments},
+		{"count too high", "click", map[string]any{"scope": "desktop", "x": 1, "y": 1, "count": 4}, authz.CodeInvalidArguments},
+		{"unknown button", "click", map[string]any{"scope": "desktop", "x": 1, "y": 1, "button": "thumb"}, authz.CodeInvalidArguments},
+		{"unknown field", "click", map[string]any{"scope": "desktop", "x": 1, "y": 1, "force": true}, authz.CodeInvalidArguments},
+		{"unknown key", "press_key", map[string]any{"key": "ctrl+nosuchkey"}, authz.CodeInvalidArguments},
+		{"unknown modifier", "press_key", map[string]any{"key": "a", "modifier": []string{"hyper-ctrl"}}, authz.CodeInvalidArguments},
+		{"hotkey one key", "hotkey", map[string]any{"keys": []string{"a"}}, authz.CodeInvalidArguments},
+		{"control char", "type_text", map[string]any{"text": "a\x07b"}, authz.CodeInvalidArguments},
+		{"scroll direction", "scroll", map[string]any{"scope": "desktop", "x": 1, "y": 1, "direction": "sideways"}, authz.CodeInvalidArguments},
+		{"scroll amount", "scroll", map[string]any{"scope": "desktop", "x": 1, "y": 1, "direction": "up", "amount": 51}, authz.CodeInvalidArguments},
+		{"drag steps", "drag", map[string]any{"scope": "desktop", "from_x": 1, "from_y": 1, "to_x": 2, "to_y": 2, "steps": 0}, authz.CodeInvalidArguments},
+		{"zoom outside window", "zoom", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x1": 0, "y1": 0, "x2": 4000, "y2": 10}, authz.CodeInvalidArguments},
+		{"zoom bad window", "zoom", map[string]any{"pid": xl.PID, "window_id": 99, "x1": 0, "y1": 0, "x2": 10, "y2": 10}, authz.CodeWindowNotFound},
+		{"kill dead pid", "kill_app", map[string]any{"pid": dead}, authz.CodeInvalidArguments},
+		{"launch missing program", "launch_app", map[string]any{"name": "no-such-program-xyz"}, authz.CodeInvalidArguments},
+		{"launch relative path", "launch_app", map[string]any{"launch_path": "bin/sh"}, authz.CodeInvalidArguments},
+		{"frame of bad window", "set_window_frame", map[string]any{"pid": xl.PID, "window_id": 7, "width": 10}, authz.CodeWindowNotFound},
+		{"not an object", "list_windows", `[1,2]`, authz.CodeInvalidArguments},
+		{"max_dimension", "get_desktop_state", map[string]any{"max_dimension": 10}, authz.CodeInvalidArguments},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			xl.Reset()
+			r, err := call(t, reg, tc.tool, tc.args)
+			if code := refusalCode(err); code != tc.code {
+				t.Fatalf("%s(%v) = %v, %v; want refusal %s", tc.tool, tc.args, r, err, tc.code)
+			}
+			time.Sleep(20 * time.Millisecond)
+			if evs := harness.Filter(xl.Events(), "button_press", "key_press"); len(evs) != 0 {
+				t.Errorf("refused call had effects: %+v", evs)
+			}
+		})
+	}
+}
+
+// deadPID returns the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := p.Wait()
+	return st.Pid()
+}
+
+func TestClickThroughTool(t *testing.T) {
+	reg, b := setup(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200})
+	xl.Reset()
+	r, err := call(t, reg, "double_click", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x": 30, "y": 40})
+	if err != nil {
+		t.Fatalf("double_click: %v", err)
+	}
+	st := structured(t, r)
+	if st["route"] != "xtest" || st["verified"] != true {
+		t.Errorf("structured = %v, want route xtest verified", st)
+	}
+	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == 2 })
+	for _, e := range harness.Filter(evs, "button_press", "button_release") {
+		if e.X != 30 || e.Y != 40 || e.Button != 1 {
+			t.Errorf("event %+v, want button 1 at (30,40)", e)
+		}
+	}
+	_ = b
+}
+
+func TestCaptureTools(t *testing.T) {
+	reg, _ := setup(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200, Color: "00ff00"})
+	r, err := call(t, reg, "get_desktop_state", map[string]any{"max_dimension": 640})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := structured(t, r)
+	if st["width"] != 640.0 || st["height"] != 400.0 || st["scale"] != 0.5 || len(r.Content) != 2 || !r.Content[1].IsImage() {
+		t.Errorf("get_desktop_state structured = %v", st)
+	}
+	r, err = call(t, reg, "zoom", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x1": 10, "y1": 10, "x2": 110, "y2": 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := structured(t, r); st["width"] != 100.0 || st["height"] != 50.0 || st["scale"] != 1.0 {
+		t.Errorf("zoom structured = %v", st)
+	}
+}
+
+func TestTypeTextAndHotkeyThroughTools(t *testing.T) {
+	reg, _ := setup(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	xl.Reset()
+	if _, err := call(t, reg, "type_text", map[string]any{"pid": xl.PID, "window_id": xl.Window, "text": "hé→"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(charsOf(evs)) >= 3 })
+	if got := strings.Join(charsOf(evs), ""); got != "hé→" {
+		t.Errorf("typed %q, want %q", got, "hé→")
+	}
+	xl.Reset()
+	if _, err := call(t, reg, "hotkey", map[string]any{"pid": xl.PID, "window_id": xl.Window, "keys": []string{"ctrl", "alt", "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	evs = xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "key_release")) == 3 })
+	if p := harness.Filter(evs, "key_press"); len(p) != 3 || p[2].Keysym != 0x78 || p[2].State&(4|8) != 12 {
+		t.Errorf("hotkey presses = %+v, want x with Control|Mod1", p)
+	}
+}
+
+func charsOf(evs []harness.Event) []string {
+	var out []string
+	for _, e := range harness.Filter(evs, "key_press") {
+		if e.Char != "" {
+			out = append(out, e.Char)
+		}
+	}
+	return out
+}
+
+func TestAppsAndClipboardTools(t *testing.T) {
+	reg, b := setup(t)
+	sess := tool.NewSession("s", "m")
+	tl, _ := reg.Lookup("launch_app")
+	r, err := tl.Handler(t.Context(), &tool.Call{Name: "launch_app", Args: json.RawMessage(`{"name":"xterm","additional_arguments":["-title","tooltest"]}`), Session: sess})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := structured(t, r)
+	pid := int(st["pid"].(float64))
+	if !sess.Launched(pid) || st["verified"] != true {
+		t.Fatalf("launch_app = %v; session launched %v", st, sess.LaunchedPIDs())
+	}
+	wid := st["window_ids"].([]any)[0].(float64)
+	r, err = call(t, reg, "set_window_frame", map[string]any{"pid": pid, "window_id": wid, "x": 50, "y": 60, "width": 400, "height": 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := structured(t, r); st["verified"] != true {
+		t.Logf("set_window_frame not exact (xterm snaps to its character grid): %v", st)
+	}
+	if r, err = call(t, reg, "bring_to_front", map[string]any{"pid": pid, "window_id": wid}); err != nil || structured(t, r)["verified"] != true {
+		t.Errorf("bring_to_front = %v, %v", r, err)
+	}
+	if r, err = call(t, reg, "list_apps", map[string]any{}); err != nil || !strings.Contains(r.Content[0].Text, "xterm") {
+		t.Errorf("list_apps = %v, %v", r, err)
+	}
+	if r, err = call(t, reg, "kill_app", map[string]any{"pid": pid}); err != nil || structured(t, r)["verified"] != true {
+		t.Errorf("kill_app = %v, %v", r, err)
+	}
+	if r, err = call(t, reg, "clipboard_write", map[string]any{"text": "über"}); err != nil || structured(t, r)["verified"] != true {
+		t.Errorf("clipboard_write = %v, %v", r, err)
+	}
+	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-o"); got != "über" {
+		t.Errorf("xclip -o = %q", got)
+	}
+	if r, err = call(t, reg, "clipboard_read", map[string]any{}); err != nil || r.Content[0].Text != "über" {
+		t.Errorf("clipboard_read = %v, %v", r, err)
+	}
+	if caps := reg.Capabilities(); len(caps) < 5 || !caps[0].Available || !caps[4].Available {
+		t.Errorf("capabilities = %+v", caps)
+	}
+	_ = b
+}

@@ -1,0 +1,155 @@
+package desktop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// MaxTextRunes bounds type_text.
+const MaxTextRunes = 20000
+
+func (d *desk) keyboardSpecs() []spec {
+	text := targetProps(map[string]prop{"text": boundedStr("Text to type, any Unicode; newline is Return, tab is Tab.", MaxTextRunes*4)})
+	press := targetProps(map[string]prop{
+		"key":      strProp(`Key name ("Return", "F5", "Page_Down", "a") or a combination ("ctrl+shift+t").`),
+		"modifier": modifierProp,
+	})
+	hot := targetProps(map[string]prop{"keys": prop{"type": "array", "items": prop{"type": "string"}, "minItems": 2, "maxItems": 8,
+		"description": `Keys pressed together, modifiers first: ["ctrl", "shift", "t"].`}})
+	return []spec{
+		{"type_text", "Type text into the focused window, or into pid/window_id after bringing it to the front. Characters missing from the keymap are typed through temporarily remapped keycodes.",
+			schema([]string{"text"}, text), action, d.typeText},
+		{"press_key", "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
+			schema([]string{"key"}, press), action, d.pressKey},
+		{"hotkey", "Press a key combination (modifiers then keys, released in reverse).",
+			schema([]string{"keys"}, hot), action, d.hotkey},
+	}
+}
+
+// keyTarget resolves an optional window for keyboard input; coordinates do not apply.
+func (d *desk) keyTarget(ctx context.Context, t targetArgs) (*x11.Window, error) {
+	if t.Scope == "desktop" && t.PID == nil {
+		return nil, nil
+	}
+	return resolve(ctx, d.b, t)
+}
+
+func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		targetArgs
+		Text *string `json:"text"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	if a.Text == nil {
+		return nil, invalid("text is required")
+	}
+	if err := checkText(*a.Text); err != nil {
+		return nil, err
+	}
+	win, err := d.keyTarget(ctx, a.targetArgs)
+	if err != nil {
+		return nil, err
+	}
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev); err != nil {
+		return nil, err
+	}
+	st, err := d.b.TypeText(ctx, *a.Text)
+	if err != nil {
+		return nil, err
+	}
+	ev["stats"] = st
+	return actionResult(fmt.Sprintf("typed %d characters", st.Runes), false, ev, map[string]any{"chars": st.Runes}), nil
+}
+
+// checkText refuses text TypeText would refuse, before anything happens.
+func checkText(s string) error {
+	if !utf8.ValidString(s) {
+		return invalid("text is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(s); n > MaxTextRunes {
+		return invalid("text has %d characters (at most %d)", n, MaxTextRunes)
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return invalid("text contains control character %U", r)
+		}
+	}
+	return nil
+}
+
+func (d *desk) pressKey(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		targetArgs
+		Key      string   `json:"key"`
+		Modifier []string `json:"modifier"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	combo, err := keyCombo(a.Key, a.Modifier)
+	if err != nil {
+		return nil, err
+	}
+	return d.pressCombo(ctx, a.targetArgs, combo, strings.Join(append(append([]string{}, a.Modifier...), a.Key), "+"))
+}
+
+// keyCombo parses press_key's key (itself possibly "ctrl+t") plus modifiers.
+func keyCombo(key string, mods []string) (x11.KeyCombo, error) {
+	if key == "" {
+		return x11.KeyCombo{}, invalid("key is required")
+	}
+	combo, err := x11.ParseKeyCombo(key)
+	if err != nil {
+		return x11.KeyCombo{}, refusal(err)
+	}
+	ms, err := x11.ParseModifiers(mods)
+	if err != nil {
+		return x11.KeyCombo{}, refusal(err)
+	}
+	combo.Mods = append(ms, combo.Mods...)
+	if len(combo.Mods)+len(combo.Keys) > 8 {
+		return x11.KeyCombo{}, invalid("at most 8 keys at once")
+	}
+	return combo, nil
+}
+
+func (d *desk) hotkey(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		targetArgs
+		Keys []string `json:"keys"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	if len(a.Keys) < 2 {
+		return nil, invalid("keys needs at least 2 entries (use press_key for one key)")
+	}
+	combo, err := x11.ParseKeyList(a.Keys)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	return d.pressCombo(ctx, a.targetArgs, combo, strings.Join(a.Keys, "+"))
+}
+
+func (d *desk) pressCombo(ctx context.Context, t targetArgs, combo x11.KeyCombo, label string) (*tool.Result, error) {
+	win, err := d.keyTarget(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev); err != nil {
+		return nil, err
+	}
+	if err := d.b.PressCombo(ctx, combo); err != nil {
+		return nil, err
+	}
+	return actionResult("pressed "+label, false, ev, map[string]any{"keys": label}), nil
+}

@@ -1,0 +1,262 @@
+package desktop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+func (d *desk) observeSpecs() []spec {
+	captureProps := map[string]prop{
+		"max_dimension": intProp("Longer side of the returned image in pixels (default 1280).", 64, 8192),
+		"format":        enumProp("Image format (default png).", "png", "jpeg"),
+		"quality":       intProp("JPEG quality (default 80).", 1, 100),
+	}
+	desktopProps := map[string]prop{"include_windows": boolProp("Also list the windows (default true).")}
+	for k, v := range captureProps {
+		desktopProps[k] = v
+	}
+	zoomProps := map[string]prop{
+		"pid": pidProp, "window_id": windowProp,
+		"x1": numProp("Left edge, window-relative."), "y1": numProp("Top edge, window-relative."),
+		"x2": numProp("Right edge (exclusive), window-relative."), "y2": numProp("Bottom edge (exclusive), window-relative."),
+		"format": captureProps["format"], "quality": captureProps["quality"],
+	}
+	return []spec{
+		{"list_windows", "List top-level windows, top-most first, with pid (server-observed when possible), title, class, frame in desktop coordinates and state.",
+			schema(nil, map[string]prop{"pid": pidProp}), readOnly, d.listWindows},
+		{"list_apps", "List applications (processes owning windows) with executable and window ids.",
+			schema(nil, nil), readOnly, d.listApps},
+		{"get_screen_size", "Return the desktop size in pixels.", schema(nil, nil), readOnly, d.screenSize},
+		{"get_cursor_position", "Return the pointer position in desktop coordinates.", schema(nil, nil), readOnly, d.cursorPosition},
+		{"get_desktop_state", "Screenshot of the whole desktop, downscaled so its longer side is at most max_dimension (scale reported), plus the window list.",
+			schema(nil, desktopProps), readOnly, d.desktopState},
+		{"zoom", "Capture a region of a window at full resolution (x1,y1)-(x2,y2), window-relative.",
+			schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), readOnly, d.zoom},
+	}
+}
+
+func (d *desk) listWindows(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		PID     *int   `json:"pid"`
+		Session string `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	wins, err := d.b.Windows(ctx)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	out := make([]x11.Window, 0, len(wins))
+	var sb strings.Builder
+	for _, w := range wins {
+		if a.PID != nil && w.PID != *a.PID {
+			continue
+		}
+		out = append(out, w)
+		fmt.Fprintf(&sb, "- window_id=%d pid=%d %q class=%s frame=%dx%d+%d+%d%s\n", w.ID, w.PID, w.Title, w.Class,
+			w.Frame.Width, w.Frame.Height, w.Frame.X, w.Frame.Y, flags(w))
+	}
+	text := fmt.Sprintf("%d windows\n%s", len(out), sb.String())
+	return result(text, map[string]any{"windows": out, "count": len(out)}), nil
+}
+
+func flags(w x11.Window) string {
+	var f []string
+	if w.Focused {
+		f = append(f, "focused")
+	}
+	if w.Minimized {
+		f = append(f, "minimized")
+	}
+	if !w.Mapped {
+		f = append(f, "unmapped")
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(f, ",") + "]"
+}
+
+func (d *desk) listApps(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		Session string `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	apps, err := d.b.Apps(ctx)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	var sb strings.Builder
+	for _, app := range apps {
+		fmt.Fprintf(&sb, "- pid=%d %s (%s) windows=%v\n", app.PID, app.Name, app.Executable, app.Windows)
+	}
+	return result(fmt.Sprintf("%d apps\n%s", len(apps), sb.String()), map[string]any{"apps": apps, "count": len(apps)}), nil
+}
+
+func (d *desk) screenSize(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		Session string `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	w, h := d.b.ScreenSize()
+	return result(fmt.Sprintf("%dx%d", w, h), map[string]any{"width": w, "height": h, "scale_factor": 1}), nil
+}
+
+func (d *desk) cursorPosition(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		Session string `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	p, err := d.b.Pointer(ctx)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	return result(fmt.Sprintf("(%d, %d)", p.X, p.Y), map[string]any{"x": p.X, "y": p.Y}), nil
+}
+
+type captureArgs struct {
+	MaxDimension *int   `json:"max_dimension"`
+	Format       string `json:"format"`
+	Quality      *int   `json:"quality"`
+}
+
+func (c captureArgs) options() (x11.CaptureOptions, error) {
+	var o x11.CaptureOptions
+	switch c.Format {
+	case "", "png":
+		o.Format = x11.PNG
+	case "jpeg":
+		o.Format = x11.JPEG
+	default:
+		return o, invalid("format %q: want png or jpeg", c.Format)
+	}
+	if c.MaxDimension != nil {
+		if *c.MaxDimension < 64 || *c.MaxDimension > 8192 {
+			return o, invalid("max_dimension %d: want 64–8192", *c.MaxDimension)
+		}
+		o.MaxDimension = *c.MaxDimension
+	}
+	if c.Quality != nil {
+		if *c.Quality < 1 || *c.Quality > 100 {
+			return o, invalid("quality %d: want 1–100", *c.Quality)
+		}
+		o.Quality = *c.Quality
+	}
+	return o, nil
+}
+
+func imageResult(text string, img *x11.Image, extra map[string]any) *tool.Result {
+	st := map[string]any{
+		"width": img.Width, "height": img.Height, "scale": img.Scale,
+		"source": img.Source, "mime_type": img.MIMEType, "capture_route": img.Route,
+	}
+	for k, v := range extra {
+		st[k] = v
+	}
+	return &tool.Result{Content: []tool.Content{tool.Text(text), tool.Image(img.Data, img.MIMEType)}, Structured: st}
+}
+
+func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		captureArgs
+		IncludeWindows *bool  `json:"include_windows"`
+		Session        string `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	opts, err := a.options()
+	if err != nil {
+		return nil, err
+	}
+	img, err := d.b.Capture(ctx, opts)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	extra := map[string]any{}
+	text := fmt.Sprintf("desktop %dx%d captured as %dx%d (scale %.4g)", img.Source.Width, img.Source.Height, img.Width, img.Height, img.Scale)
+	if a.IncludeWindows == nil || *a.IncludeWindows {
+		wins, err := d.b.Windows(ctx)
+		if err == nil {
+			extra["windows"] = wins
+			text += fmt.Sprintf("; %d windows", len(wins))
+		}
+	}
+	return imageResult(text, img, extra), nil
+}
+
+func (d *desk) zoom(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		PID      int      `json:"pid"`
+		WindowID uint32   `json:"window_id"`
+		RX1      *float64 `json:"x1"`
+		RY1      *float64 `json:"y1"`
+		RX2      *float64 `json:"x2"`
+		RY2      *float64 `json:"y2"`
+		Format   string   `json:"format"`
+		Quality  *int     `json:"quality"`
+		Session  string   `json:"session"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	opts, err := captureArgs{Format: a.Format, Quality: a.Quality}.options()
+	if err != nil {
+		return nil, err
+	}
+	r, err := zoomRect(a.RX1, a.RY1, a.RX2, a.RY2)
+	if err != nil {
+		return nil, err
+	}
+	pid, wid := a.PID, a.WindowID
+	if pid == 0 || wid == 0 {
+		return nil, invalid("pid and window_id are required")
+	}
+	win, err := resolve(ctx, d.b, targetArgs{PID: &pid, WindowID: &wid})
+	if err != nil {
+		return nil, err
+	}
+	if r.X+r.Width > win.Frame.Width || r.Y+r.Height > win.Frame.Height {
+		return nil, invalid("region (%d,%d)-(%d,%d) is outside window %d (%dx%d)", r.X, r.Y, r.X+r.Width, r.Y+r.Height, wid, win.Frame.Width, win.Frame.Height)
+	}
+	opts.Window, opts.Region, opts.MaxDimension = wid, &r, -1
+	img, err := d.b.Capture(ctx, opts)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	text := fmt.Sprintf("window %d region %dx%d+%d+%d at full resolution", wid, r.Width, r.Height, r.X, r.Y)
+	return imageResult(text, img, map[string]any{"window_id": wid, "pid": pid, "region": r}), nil
+}
+
+// zoomRect validates a zoom region given by its corners.
+func zoomRect(x1, y1, x2, y2 *float64) (x11.Rect, error) {
+	if x1 == nil || y1 == nil || x2 == nil || y2 == nil {
+		return x11.Rect{}, invalid("x1, y1, x2 and y2 are required")
+	}
+	var v [4]int
+	for i, p := range []struct {
+		n string
+		f *float64
+	}{{"x1", x1}, {"y1", y1}, {"x2", x2}, {"y2", y2}} {
+		c, err := coord(p.n, *p.f)
+		if err != nil {
+			return x11.Rect{}, err
+		}
+		v[i] = c
+	}
+	if v[0] < 0 || v[1] < 0 || v[2] <= v[0] || v[3] <= v[1] {
+		return x11.Rect{}, invalid("region (%d,%d)-(%d,%d): want 0 ≤ x1 < x2 and 0 ≤ y1 < y2", v[0], v[1], v[2], v[3])
+	}
+	return x11.Rect{X: v[0], Y: v[1], Width: v[2] - v[0], Height: v[3] - v[1]}, nil
+}

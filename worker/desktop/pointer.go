@@ -1,0 +1,316 @@
+package desktop
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+func (d *desk) pointerSpecs() []spec {
+	clickProps := targetProps(map[string]prop{
+		"x": xProp, "y": yProp, "button": buttonProp, "count": intProp("Number of clicks (default 1).", 1, 3),
+		"modifier": modifierProp,
+	})
+	noCount := targetProps(map[string]prop{"x": xProp, "y": yProp, "modifier": modifierProp})
+	move := targetProps(map[string]prop{"x": xProp, "y": yProp})
+	btn := targetProps(map[string]prop{"x": prop{"type": "number", "description": "X coordinate (optional: current pointer position)."},
+		"y": prop{"type": "number", "description": "Y coordinate (optional)."}, "button": buttonProp})
+	drag := targetProps(map[string]prop{
+		"from_x": numProp("Start x (window-relative with a window, else desktop with scope \"desktop\")."), "from_y": numProp("Start y."),
+		"to_x": numProp("End x."), "to_y": numProp("End y."),
+		"duration_ms": intProp("Time spread over the moves (default 300).", 0, 10000),
+		"steps":       intProp("Number of intermediate moves (default 20).", 1, 200),
+		"button":      buttonProp, "modifier": modifierProp,
+	})
+	scroll := targetProps(map[string]prop{
+		"x": xProp, "y": yProp,
+		"direction": enumProp("Scroll direction.", "up", "down", "left", "right"),
+		"amount":    intProp("Wheel notches (default 3).", 1, 50),
+		"by":        enumProp("Unit: line (one notch each) or page (10 notches each).", "line", "page"),
+		"modifier":  modifierProp,
+	})
+	return []spec{
+		{"click", "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"). The window is brought to the front first.",
+			schema(nil, clickProps), action, d.clickTool("left", 0)},
+		{"double_click", "Double-click at x,y (see click).", schema(nil, noCount), action, d.clickTool("left", 2)},
+		{"right_click", "Right-click at x,y (see click).", schema(nil, noCount), action, d.clickTool("right", 1)},
+		{"move_cursor", "Move the pointer to x,y (see click for coordinates).", schema(nil, move), idempotent, d.moveCursor},
+		{"mouse_button_down", "Press and hold a mouse button at x,y (default: where the pointer is). Released by mouse_button_up or when the session ends.",
+			schema(nil, btn), action, d.buttonTool(true)},
+		{"mouse_button_up", "Release a mouse button at x,y (default: where the pointer is).", schema(nil, btn), action, d.buttonTool(false)},
+		{"drag", "Press a button at from_x,from_y, move to to_x,to_y in steps over duration_ms, release.",
+			schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), action, d.drag},
+		{"scroll", "Turn the mouse wheel at x,y (buttons 4–7).", schema([]string{"direction"}, scroll), action, d.scroll},
+	}
+}
+
+type pointArgs struct {
+	targetArgs
+	X        *float64 `json:"x"`
+	Y        *float64 `json:"y"`
+	Button   string   `json:"button"`
+	Count    *int     `json:"count"`
+	Modifier []string `json:"modifier"`
+}
+
+// prepare resolves the target and point, checks the button and modifiers: everything that
+// can refuse, before anything happens.
+func (d *desk) prepare(ctx context.Context, t targetArgs, x, y *float64, button string, mods []string) (*x11.Window, x11.Point, x11.Button, error) {
+	if err := t.check(); err != nil {
+		return nil, x11.Point{}, 0, err
+	}
+	btn, err := x11.ParseButton(button)
+	if err != nil {
+		return nil, x11.Point{}, 0, refusal(err)
+	}
+	if _, err := x11.ParseModifiers(mods); err != nil {
+		return nil, x11.Point{}, 0, refusal(err)
+	}
+	win, err := resolve(ctx, d.b, t)
+	if err != nil {
+		return nil, x11.Point{}, 0, err
+	}
+	sw, sh := d.b.ScreenSize()
+	p, err := toRoot(win, t.Scope, sw, sh, x, y)
+	if err != nil {
+		return nil, x11.Point{}, 0, err
+	}
+	return win, p, btn, nil
+}
+
+// front brings win to the front before pointer or keyboard input (foreground delivery).
+func (d *desk) front(ctx context.Context, win *x11.Window, evidence map[string]any) error {
+	if win == nil {
+		return nil
+	}
+	route, focused, err := d.b.Activate(ctx, win.ID)
+	evidence["activation"] = route
+	evidence["focused"] = focused
+	return err
+}
+
+// verifyPointer reads the pointer back and the window under it.
+func (d *desk) verifyPointer(ctx context.Context, want x11.Point, win *x11.Window, evidence map[string]any) bool {
+	p, err := d.b.Pointer(ctx)
+	if err != nil {
+		evidence["pointer_error"] = err.Error()
+		return false
+	}
+	evidence["pointer"] = p
+	ok := p == want
+	if win != nil {
+		if at, err := d.b.WindowAt(ctx, p); err == nil {
+			evidence["window_at_pointer"] = at
+			ok = ok && at == win.ID
+		}
+	}
+	return ok
+}
+
+func actionResult(effect string, verified bool, evidence map[string]any, extra map[string]any) *tool.Result {
+	st := map[string]any{"effect": effect, "route": "xtest", "delivery": "foreground", "verified": verified, "evidence": evidence}
+	for k, v := range extra {
+		st[k] = v
+	}
+	return result(fmt.Sprintf("%s (route xtest, verified %v)", effect, verified), st)
+}
+
+func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
+	return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+		var a pointArgs
+		if err := call.Decode(&a); err != nil {
+			return nil, err
+		}
+		if a.Button == "" {
+			a.Button = defaultButton
+		}
+		count := 1
+		if fixedCount > 0 {
+			count = fixedCount
+		} else if a.Count != nil {
+			count = *a.Count
+		}
+		if count < 1 || count > 3 {
+			return nil, invalid("count %d: want 1–3", count)
+		}
+		win, p, btn, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, a.Button, a.Modifier)
+		if err != nil {
+			return nil, err
+		}
+		ev := map[string]any{}
+		if err := d.front(ctx, win, ev); err != nil {
+			return nil, err
+		}
+		if err := d.b.Click(ctx, p, btn, count, a.Modifier); err != nil {
+			return nil, err
+		}
+		ok := d.verifyPointer(ctx, p, win, ev)
+		return actionResult(fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), ok, ev,
+			map[string]any{"x": p.X, "y": p.Y, "button": btn.String(), "count": count}), nil
+	}
+}
+
+func (d *desk) moveCursor(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a pointArgs
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	win, p, _, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.b.MoveTo(ctx, p); err != nil {
+		return nil, err
+	}
+	ev := map[string]any{}
+	ok := d.verifyPointer(ctx, p, win, ev)
+	return actionResult(fmt.Sprintf("moved pointer to (%d,%d)", p.X, p.Y), ok, ev, map[string]any{"x": p.X, "y": p.Y}), nil
+}
+
+func (d *desk) buttonTool(down bool) tool.Handler {
+	return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+		var a pointArgs
+		if err := call.Decode(&a); err != nil {
+			return nil, err
+		}
+		if a.Count != nil || a.Modifier != nil {
+			return nil, invalid("count and modifier are not arguments of this tool")
+		}
+		x, y := a.X, a.Y
+		if x == nil && y == nil {
+			cur, err := d.b.Pointer(ctx)
+			if err != nil {
+				return nil, refusal(err)
+			}
+			fx, fy := float64(cur.X), float64(cur.Y)
+			x, y = &fx, &fy
+			if a.PID != nil {
+				return nil, invalid("x and y are required with a window target")
+			}
+			a.Scope = "desktop"
+		}
+		win, p, btn, err := d.prepare(ctx, a.targetArgs, x, y, a.Button, nil)
+		if err != nil {
+			return nil, err
+		}
+		ev := map[string]any{}
+		if down {
+			if err := d.front(ctx, win, ev); err != nil {
+				return nil, err
+			}
+			err = d.b.ButtonDown(ctx, p, btn)
+		} else {
+			err = d.b.ButtonUp(ctx, p, btn)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ok := d.verifyPointer(ctx, p, win, ev)
+		effect := "pressed"
+		if !down {
+			effect = "released"
+		}
+		return actionResult(fmt.Sprintf("%s %s at (%d,%d)", effect, btn, p.X, p.Y), ok, ev,
+			map[string]any{"x": p.X, "y": p.Y, "button": btn.String()}), nil
+	}
+}
+
+func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		targetArgs
+		FromX      *float64 `json:"from_x"`
+		FromY      *float64 `json:"from_y"`
+		ToX        *float64 `json:"to_x"`
+		ToY        *float64 `json:"to_y"`
+		DurationMS *int     `json:"duration_ms"`
+		Steps      *int     `json:"steps"`
+		Button     string   `json:"button"`
+		Modifier   []string `json:"modifier"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	dur, steps := 300, 20
+	if a.DurationMS != nil {
+		dur = *a.DurationMS
+	}
+	if a.Steps != nil {
+		steps = *a.Steps
+	}
+	if dur < 0 || dur > 10000 || steps < 1 || steps > 200 {
+		return nil, invalid("duration_ms %d (0–10000) or steps %d (1–200) out of range", dur, steps)
+	}
+	win, from, btn, err := d.prepare(ctx, a.targetArgs, a.FromX, a.FromY, a.Button, a.Modifier)
+	if err != nil {
+		return nil, err
+	}
+	sw, sh := d.b.ScreenSize()
+	to, err := toRoot(win, a.Scope, sw, sh, a.ToX, a.ToY)
+	if err != nil {
+		return nil, err
+	}
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev); err != nil {
+		return nil, err
+	}
+	if err := d.b.Drag(ctx, from, to, btn, steps, time.Duration(dur)*time.Millisecond, a.Modifier); err != nil {
+		return nil, err
+	}
+	ok := d.verifyPointer(ctx, to, win, ev)
+	return actionResult(fmt.Sprintf("dragged %s from (%d,%d) to (%d,%d)", btn, from.X, from.Y, to.X, to.Y), ok, ev,
+		map[string]any{"from": from, "to": to, "steps": steps, "duration_ms": dur}), nil
+}
+
+func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var a struct {
+		targetArgs
+		X         *float64 `json:"x"`
+		Y         *float64 `json:"y"`
+		Direction string   `json:"direction"`
+		Amount    *int     `json:"amount"`
+		By        string   `json:"by"`
+		Modifier  []string `json:"modifier"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return nil, err
+	}
+	amount := 3
+	if a.Amount != nil {
+		amount = *a.Amount
+	}
+	if amount < 1 || amount > 50 {
+		return nil, invalid("amount %d: want 1–50", amount)
+	}
+	notches := amount
+	switch a.By {
+	case "", "line":
+	case "page":
+		notches = amount * 10
+	default:
+		return nil, invalid("by %q: want line or page", a.By)
+	}
+	switch a.Direction {
+	case "up", "down", "left", "right":
+	default:
+		return nil, invalid("direction %q: want up, down, left or right", a.Direction)
+	}
+	win, p, _, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, "", a.Modifier)
+	if err != nil {
+		return nil, err
+	}
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev); err != nil {
+		return nil, err
+	}
+	for done := 0; done < notches; done += 50 {
+		if err := d.b.Scroll(ctx, p, a.Direction, min(50, notches-done), a.Modifier); err != nil {
+			return nil, err
+		}
+	}
+	ok := d.verifyPointer(ctx, p, win, ev)
+	return actionResult(fmt.Sprintf("scrolled %s %d notches at (%d,%d)", a.Direction, notches, p.X, p.Y), ok, ev,
+		map[string]any{"x": p.X, "y": p.Y, "direction": a.Direction, "notches": notches}), nil
+}

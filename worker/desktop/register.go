@@ -1,0 +1,118 @@
+package desktop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// Options configure Register.
+type Options struct {
+	// Logger receives debug logs; nil discards.
+	Logger *slog.Logger
+	// Unavailable says why the backend is nil (the display could not be opened). It is
+	// shown in every refusal and in the x11 capability.
+	Unavailable error
+}
+
+// desk is the registered tools' shared state.
+type desk struct {
+	b   *x11.Backend
+	log *slog.Logger
+}
+
+// spec is one tool before registration.
+type spec struct {
+	name        string
+	description string
+	schema      json.RawMessage
+	ann         tool.Annotations
+	handler     tool.Handler
+}
+
+// Register adds the desktop tools, the backend's capabilities and its release hook to reg.
+// With a nil backend the tools are still registered, and every call is refused with
+// unsupported and the reason from opts.Unavailable, so a worker without a display starts.
+func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	d := &desk{b: b, log: logger}
+	for _, c := range Probe(b, opts.Unavailable) {
+		reg.AddCapability(c)
+	}
+	if b != nil {
+		reg.OnRelease(b.ReleaseAll)
+	}
+	for _, s := range d.specs() {
+		h := s.handler
+		if b == nil {
+			h = unavailable(opts.Unavailable)
+		}
+		reg.Register(tool.Tool{Name: s.name, Description: s.description, InputSchema: s.schema, Annotations: s.ann, Handler: h})
+	}
+}
+
+// Probe reports the backend's capabilities: x11, xtest, mit-shm, xres and the EWMH window
+// manager. With a nil backend everything is unavailable and x11's detail says why.
+func Probe(b *x11.Backend, unavailable error) []tool.Capability {
+	if b == nil {
+		why := "no display"
+		if unavailable != nil {
+			why = unavailable.Error()
+		}
+		return []tool.Capability{
+			{Name: "x11", Available: false, Detail: why},
+			{Name: "xtest", Available: false}, {Name: "mit-shm", Available: false},
+			{Name: "xres", Available: false}, {Name: "window_manager", Available: false},
+		}
+	}
+	c := b.Capabilities()
+	shmDetail := ""
+	if used, reason := b.SHMStatus(); !used && reason != "" {
+		shmDetail = reason
+	}
+	wm := tool.Capability{Name: "window_manager", Available: c.WindowManager != "", Detail: c.WindowManager}
+	if c.WindowManager == "" {
+		wm.Detail = "no EWMH window manager: windows come from QueryTree, activation uses SetInputFocus"
+	}
+	return []tool.Capability{
+		{Name: "x11", Available: true, Detail: b.Display()},
+		{Name: "xtest", Available: c.XTest, Detail: c.XTestVersion},
+		{Name: "mit-shm", Available: c.SHM, Detail: shmDetail},
+		{Name: "xres", Available: c.XRes},
+		wm,
+	}
+}
+
+func unavailable(why error) tool.Handler {
+	msg := "no X display is available"
+	if why != nil {
+		msg = fmt.Sprintf("no X display is available: %v", why)
+	}
+	return func(context.Context, *tool.Call) (*tool.Result, error) {
+		return nil, authz.Refuse(authz.CodeUnsupported, "%s", msg)
+	}
+}
+
+var (
+	readOnly    = tool.Annotations{ReadOnly: true, Idempotent: true}
+	action      = tool.Annotations{}
+	idempotent  = tool.Annotations{Idempotent: true}
+	destructive = tool.Annotations{Destructive: true}
+)
+
+func (d *desk) specs() []spec {
+	return append(append(append(d.observeSpecs(), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...)
+}
+
+// result builds a result with text and a structured object.
+func result(text string, structured map[string]any) *tool.Result {
+	return tool.TextResult(text, structured)
+}
