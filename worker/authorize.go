@@ -56,16 +56,21 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 	if !ok {
 		return nil, nil, authz.Refuse(authz.CodeUnclassifiedTool, "tool %q has no reviewed risk classification", name)
 	}
-	clean, err := json.Marshal(args)
-	if err != nil {
-		return nil, nil, authz.Refuse(authz.CodeInvalidArguments, "re-encode arguments: %v", err)
+	clean := emptyArgs
+	if len(args) > 0 {
+		var err error
+		if clean, err = json.Marshal(args); err != nil {
+			return nil, nil, authz.Refuse(authz.CodeInvalidArguments, "re-encode arguments: %v", err)
+		}
 	}
 	return &tool.Call{Name: name, Args: clean, Session: s.state}, t, nil
 }
 
+var emptyArgs = json.RawMessage("{}")
+
 // parseArgs decodes a call's arguments, which must be one JSON object.
 func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
-	if len(bytes.TrimSpace(raw)) == 0 {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "{}" {
 		return map[string]any{}, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

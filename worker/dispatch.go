@@ -13,39 +13,37 @@ import (
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
-// startCall accepts one CallTool and runs it on its own goroutine. Everything refused here
-// is NOT_STARTED.
-func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) {
+// startCall accepts one CallTool and returns the function that runs it (nil when the call
+// was refused here, NOT_STARTED, and already answered).
+func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) func() {
 	now := s.w.cfg.Now()
 	deadline := now.Add(s.w.cfg.DefaultDeadline)
 	if deadlineMS != 0 {
 		deadline = time.UnixMilli(deadlineMS)
 		if !now.Before(deadline) {
 			s.refuse(id, authz.CodeDeadlineExceeded, "the request's deadline passed before dispatch")
-			return
+			return nil
 		}
 	}
 	s.mu.Lock()
 	if len(s.inflight) >= s.w.cfg.MaxInFlight {
 		s.mu.Unlock()
 		s.refuse(id, authz.CodeTooManyRequests, "%d calls are already in flight on this session", s.w.cfg.MaxInFlight)
-		return
+		return nil
 	}
 	ctx, cancel := context.WithDeadline(s.ctx, deadline)
 	c := &inflightCall{cancel: cancel}
 	s.inflight[id] = c
-	s.w.wg.Add(1)
 	s.mu.Unlock()
 
-	go func() {
-		defer s.w.wg.Done()
+	return func() {
 		defer cancel()
 		res := s.dispatch(ctx, c, req.GetName(), req.GetArguments())
 		s.mu.Lock()
 		delete(s.inflight, id)
 		s.mu.Unlock()
 		s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: res}})
-	}()
+	}
 }
 
 // dispatch is the one place every tool call passes: authorization first, then the handler,

@@ -44,8 +44,15 @@ type session struct {
 	// inflight maps request ids to running calls.
 	inflight map[uint64]*inflightCall
 
-	// lastRequestID is owned by the reader goroutine.
+	// idle counts goroutines waiting in awaitReaderRole.
+	idle int
+
+	// lastRequestID is owned by the goroutine holding the reader role.
 	lastRequestID uint64
+	// promote hands the reader role to an idle goroutine; gone is closed when the channel
+	// has ended.
+	promote chan struct{}
+	gone    chan struct{}
 }
 
 // errSessionEnded is the cancellation cause of a session's context once it ended.
@@ -104,6 +111,8 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		state:          tool.NewSession(label, mode.String()),
 		lastActivity:   now,
 		inflight:       map[uint64]*inflightCall{},
+		promote:        make(chan struct{}),
+		gone:           make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancelCause(w.baseCtx)
 
@@ -195,11 +204,14 @@ func (s *session) revoke(code authz.Code, reason string) bool {
 	return true
 }
 
-// serve is the session's reader: it owns lastRequestID and hands each call to its own
-// goroutine.
+// serve is one of the session's goroutines. At any time one of them holds the reader role,
+// which owns lastRequestID. The reader runs each accepted call itself, so a quick call's
+// reply leaves from the goroutine that read the request with no handoff at all. A call that
+// is still running after handoffDelay has the reader role handed to an idle goroutine (or
+// a new one) so the channel keeps being read (Cancel keeps working); the caller then waits,
+// idle, to be handed the role again.
 func (s *session) serve() {
 	defer s.w.wg.Done()
-	defer s.finish()
 	for {
 		env, err := s.conn.Recv()
 		if err != nil {
@@ -208,16 +220,71 @@ func (s *session) serve() {
 			} else if !errors.Is(err, wire.ErrClosed) {
 				s.w.log.Debug("session channel read", "label", s.label, "err", err)
 			}
+			s.finish()
 			return
 		}
-		if !s.handle(env) {
+		run, ok := s.handle(env)
+		if !ok {
+			s.finish()
+			return
+		}
+		if run == nil {
+			continue
+		}
+		handoff := time.AfterFunc(handoffDelay, s.handOffReader)
+		run()
+		if handoff.Stop() {
+			continue // the call was quick; we still hold the reader role
+		}
+		if !s.awaitReaderRole() {
 			return
 		}
 	}
 }
 
-// finish runs when the channel is gone: the session ends for good.
+// handoffDelay is how long a call may run on the reader before the reader role moves on.
+const handoffDelay = 500 * time.Microsecond
+
+// maxIdle bounds the idle goroutines a session keeps for reuse.
+const maxIdle = 4
+
+// handOffReader gives the reader role to an idle goroutine, or starts one.
+func (s *session) handOffReader() {
+	select {
+	case s.promote <- struct{}{}:
+	default:
+		s.w.wg.Add(1) // we hold a count, so the group cannot be waited to zero meanwhile
+		go s.serve()
+	}
+}
+
+// awaitReaderRole parks an idle goroutine until it is handed the reader role (true) or the
+// session's channel is gone or enough goroutines are idle already (false).
+func (s *session) awaitReaderRole() bool {
+	s.mu.Lock()
+	if s.idle >= maxIdle {
+		s.mu.Unlock()
+		return false
+	}
+	s.idle++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.idle--
+		s.mu.Unlock()
+	}()
+	select {
+	case <-s.promote:
+		return true
+	case <-s.gone:
+		return false
+	}
+}
+
+// finish runs when the channel is gone: the session ends for good and idle goroutines
+// exit.
 func (s *session) finish() {
+	close(s.gone)
 	s.revoke(authz.CodeSessionEnded, "the session channel closed")
 	s.conn.Close()
 	s.w.mu.Lock()
@@ -227,26 +294,27 @@ func (s *session) finish() {
 	s.w.mu.Unlock()
 }
 
-// handle processes one envelope; it returns false when the channel must be closed.
-func (s *session) handle(env *cuav1.Envelope) bool {
+// handle processes one envelope. It returns a call to run when one was accepted, and
+// false when the channel must be closed.
+func (s *session) handle(env *cuav1.Envelope) (run func(), ok bool) {
 	id := env.GetRequestId()
 	switch env.GetBody().(type) {
 	case *cuav1.Envelope_ToolList, *cuav1.Envelope_ToolResult:
 		s.w.log.Warn("session channel protocol violation; closing it", "label", s.label, "reason", "unexpected_kind")
-		return false
+		return nil, false
 	}
 	if id <= s.lastRequestID {
 		s.refuse(id, authz.CodeReplayedRequest, "request id %d is not greater than the last one (%d); replay refused", id, s.lastRequestID)
-		return true
+		return nil, true
 	}
 	s.lastRequestID = id
 	if env.GetProtocolVersion() != s.w.version {
 		s.refuse(id, authz.CodeUnsupportedProtocolVersion, "envelope version %d; this channel speaks %d", env.GetProtocolVersion(), s.w.version)
-		return true
+		return nil, true
 	}
 	if !bytes.Equal(env.GetGeneration(), s.w.generation) {
 		s.refuse(id, authz.CodeGenerationMismatch, "envelope generation does not match this worker")
-		return true
+		return nil, true
 	}
 	switch body := env.GetBody().(type) {
 	case *cuav1.Envelope_Cancel:
@@ -254,13 +322,13 @@ func (s *session) handle(env *cuav1.Envelope) bool {
 	case *cuav1.Envelope_ListTools:
 		if r := s.check(); r != nil {
 			s.refuse(id, r.Code, "%s", r.Message)
-			return true
+			return nil, true
 		}
 		s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolList{ToolList: s.w.listTools(s)}})
 	case *cuav1.Envelope_CallTool:
-		s.startCall(id, env.GetDeadlineUnixMs(), body.CallTool)
+		return s.startCall(id, env.GetDeadlineUnixMs(), body.CallTool), true
 	}
-	return true
+	return nil, true
 }
 
 // check refuses every request of a session that ended, expired or sat idle too long, and

@@ -22,22 +22,35 @@ var ErrClosed = errors.New("client: session channel closed")
 const cancelGrace = 200 * time.Millisecond
 
 // Conn is the caller's end of one session channel. It is safe for concurrent use.
+//
+// There is no reader goroutine: a caller waiting for its reply takes the reader role (a
+// token), reads one envelope, routes it to whichever call it answers, and gives the role
+// back. A lone caller therefore reads its own reply with no goroutine handoff. The channel's
+// end is noticed by the next read (or by Close).
 type Conn struct {
 	sc         *wire.SessionConn
 	generation []byte
 	version    uint32
 	log        *slog.Logger
-	done       chan struct{} // closed when the reader stops
+
+	// readTok holds one token; whoever takes it may call sc.Recv.
+	readTok chan struct{}
 
 	// sendMu orders request ids on the wire: an id is allocated and written under it, so
 	// ids reach the worker strictly increasing.
 	sendMu sync.Mutex
 	nextID uint64 // guarded by sendMu
 
+	// interruptMu guards interruptID: the token holder's call whose context may interrupt
+	// its read by setting a read deadline (0: none).
+	interruptMu sync.Mutex
+	interruptID uint64
+
 	// mu guards the fields below.
 	mu      sync.Mutex
 	pending map[uint64]chan *cuav1.Envelope
-	err     error // why the channel ended; set once
+	err     error         // why the channel ended; set once
+	done    chan struct{} // closed when err is set
 }
 
 // Options configures a Conn.
@@ -64,14 +77,15 @@ func New(f *os.File, opts Options) (*Conn, error) {
 		generation: append([]byte(nil), opts.Generation...),
 		version:    opts.Version,
 		log:        opts.Logger,
-		done:       make(chan struct{}),
+		readTok:    make(chan struct{}, 1),
 		pending:    map[uint64]chan *cuav1.Envelope{},
+		done:       make(chan struct{}),
 	}
-	go c.read()
+	c.readTok <- struct{}{}
 	return c, nil
 }
 
-// Done is closed when the channel has ended (the worker closed it, died, or Close ran).
+// Done is closed once the channel is known to have ended (a read saw its end, or Close ran).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err reports why the channel ended, or nil while it is open.
@@ -81,51 +95,56 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Close closes the channel; calls in flight end with outcome UNKNOWN. It is idempotent and
-// waits for the reader to stop.
+// Close closes the channel; calls in flight end with outcome UNKNOWN. It is idempotent.
 func (c *Conn) Close() error {
 	err := c.sc.Close()
-	<-c.done
+	c.fail(errors.New("closed locally"))
 	return err
 }
 
-func (c *Conn) read() {
-	defer close(c.done)
-	for {
-		env, err := c.sc.Recv()
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		switch env.GetBody().(type) {
-		case *cuav1.Envelope_ToolResult, *cuav1.Envelope_ToolList:
-		default:
-			c.fail(&wire.ViolationError{Reason: "unexpected_kind", Detail: "the worker sent a request-kind envelope"})
-			c.sc.Close()
-			return
-		}
-		c.mu.Lock()
-		ch := c.pending[env.GetRequestId()]
-		delete(c.pending, env.GetRequestId())
-		c.mu.Unlock()
-		if ch == nil {
-			c.log.Debug("reply for no pending request", "request_id", env.GetRequestId())
-			continue
-		}
-		ch <- env
-	}
-}
-
+// fail records why the channel ended and wakes every waiting call.
 func (c *Conn) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
 		c.err = fmt.Errorf("%w: %v", ErrClosed, err)
+		close(c.done)
 	}
 	for id, ch := range c.pending {
 		close(ch)
 		delete(c.pending, id)
 	}
+}
+
+// readOne reads one envelope as the reader-role holder and routes it. It returns a timeout
+// error (stream intact) when the read was interrupted.
+func (c *Conn) readOne() error {
+	env, err := c.sc.Recv()
+	if err != nil {
+		if wire.IsTimeout(err) {
+			return err
+		}
+		c.fail(err)
+		return err
+	}
+	switch env.GetBody().(type) {
+	case *cuav1.Envelope_ToolResult, *cuav1.Envelope_ToolList:
+	default:
+		c.sc.Close()
+		err := &wire.ViolationError{Reason: "unexpected_kind", Detail: "the worker sent a request-kind envelope"}
+		c.fail(err)
+		return err
+	}
+	c.mu.Lock()
+	ch := c.pending[env.GetRequestId()]
+	delete(c.pending, env.GetRequestId())
+	c.mu.Unlock()
+	if ch == nil {
+		c.log.Debug("reply for no pending request", "request_id", env.GetRequestId())
+		return nil
+	}
+	ch <- env
+	return nil
 }
 
 // send allocates the next request id, registers a reply channel when want is true, and
@@ -151,10 +170,7 @@ func (c *Conn) send(ctx context.Context, env *cuav1.Envelope, want bool) (id uin
 	env.RequestId = id
 	env.Generation = c.generation
 	if d, ok := ctx.Deadline(); ok {
-		env.DeadlineUnixMs = d.UnixMilli()
-		if env.DeadlineUnixMs == 0 {
-			env.DeadlineUnixMs = 1
-		}
+		env.DeadlineUnixMs = max(d.UnixMilli(), 1)
 	}
 	if err := c.sc.Send(env); err != nil {
 		c.forget(id)
@@ -186,8 +202,8 @@ func (c *Conn) Call(ctx context.Context, name string, args json.RawMessage) (Res
 		if written {
 			return unknown("the session channel broke while the request was being written"), err
 		}
-		var v *wire.SendError
-		if !errors.As(err, &v) && !errors.Is(err, ErrClosed) {
+		var se *wire.SendError
+		if !errors.As(err, &se) && !errors.Is(err, ErrClosed) {
 			return notStarted(CodeInvalidRequest, err.Error()), err
 		}
 		return notStarted(CodeWorkerUnavailable, "the worker is gone; the request was not sent"), err
@@ -196,8 +212,8 @@ func (c *Conn) Call(ctx context.Context, name string, args json.RawMessage) (Res
 	if err != nil {
 		return unknown(err.Error()), err
 	}
-	if l := env.GetToolResult(); l != nil {
-		return resultFromProto(l)
+	if r := env.GetToolResult(); r != nil {
+		return resultFromProto(r)
 	}
 	return unknown("the worker answered a call with a tool list"), fmt.Errorf("unexpected reply kind")
 }
@@ -223,32 +239,84 @@ func (c *Conn) ListTools(ctx context.Context) ([]ToolInfo, error) {
 	return out, nil
 }
 
-// await waits for the reply to id. When ctx ends first it forwards a Cancel and gives the
-// worker a short grace period to answer for itself.
+// await waits for the reply to id, reading the channel itself whenever it can take the
+// reader role. When ctx ends first it forwards a Cancel and gives the worker a short grace
+// period to answer for itself.
 func (c *Conn) await(ctx context.Context, id uint64, ch chan *cuav1.Envelope) (*cuav1.Envelope, error) {
-	select {
-	case env, ok := <-ch:
-		if !ok {
-			return nil, c.Err()
-		}
-		return env, nil
-	case <-ctx.Done():
+	if env, done, err := c.wait(ctx, id, ch); done {
+		return env, err
 	}
 	cancelEnv := &cuav1.Envelope{Body: &cuav1.Envelope_Cancel{Cancel: &cuav1.Cancel{RequestId: id}}}
 	if _, _, _, err := c.send(context.WithoutCancel(ctx), cancelEnv, false); err != nil {
 		c.log.Debug("forward cancel", "request_id", id, "err", err)
 	}
-	t := time.NewTimer(cancelGrace)
-	defer t.Stop()
-	select {
-	case env, ok := <-ch:
-		if !ok {
-			return nil, c.Err()
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelGrace)
+	defer cancel()
+	if env, done, err := c.wait(gctx, id, ch); done {
+		return env, err
+	}
+	c.forget(id)
+	return nil, fmt.Errorf("no answer after cancelling: %w", ctx.Err())
+}
+
+// wait returns (reply, true, nil) when the reply arrived, (nil, true, err) when the channel
+// ended, and (nil, false, nil) when ctx ended first.
+func (c *Conn) wait(ctx context.Context, id uint64, ch chan *cuav1.Envelope) (*cuav1.Envelope, bool, error) {
+	for {
+		select {
+		case env, ok := <-ch:
+			if !ok {
+				return nil, true, c.Err()
+			}
+			return env, true, nil
+		case <-ctx.Done():
+			return nil, false, nil
+		case <-c.readTok:
 		}
-		return env, nil
-	case <-t.C:
-		c.forget(id)
-		return nil, fmt.Errorf("no answer after cancelling: %w", ctx.Err())
+		// We hold the reader role. Our reply may have been routed meanwhile.
+		select {
+		case env, ok := <-ch:
+			c.readTok <- struct{}{}
+			if !ok {
+				return nil, true, c.Err()
+			}
+			return env, true, nil
+		default:
+		}
+		stop := c.armInterrupt(ctx, id)
+		err := c.readOne()
+		stop()
+		c.readTok <- struct{}{}
+		if err != nil && !wire.IsTimeout(err) {
+			continue // ch is closed by fail; the next round returns
+		}
+	}
+}
+
+// armInterrupt makes ctx's end interrupt the reader role's blocked read (by an expired read
+// deadline) until the returned stop function runs. stop also clears any deadline set.
+func (c *Conn) armInterrupt(ctx context.Context, id uint64) func() {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	c.interruptMu.Lock()
+	c.interruptID = id
+	c.interruptMu.Unlock()
+	stopAfter := context.AfterFunc(ctx, func() {
+		c.interruptMu.Lock()
+		defer c.interruptMu.Unlock()
+		if c.interruptID == id {
+			_ = c.sc.SetReadDeadline(time.Unix(1, 0))
+		}
+	})
+	return func() {
+		fired := !stopAfter()
+		c.interruptMu.Lock()
+		c.interruptID = 0
+		if fired {
+			_ = c.sc.SetReadDeadline(time.Time{})
+		}
+		c.interruptMu.Unlock()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -85,9 +86,13 @@ func TestStartCloseLeavesNothing(t *testing.T) {
 }
 
 func TestStartMissingProgram(t *testing.T) {
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "cua-display-*"))
 	_, err := Start(t.Context(), Options{Path: t.TempDir()})
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Start with an empty PATH: %v, want ErrNotFound", err)
+	}
+	if after, _ := filepath.Glob(filepath.Join(os.TempDir(), "cua-display-*")); len(after) > len(before) {
+		t.Errorf("failed Start left %v behind", after)
 	}
 }
 

@@ -2,9 +2,11 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
@@ -121,12 +123,13 @@ func (c *SessionConn) Recv() (*cuav1.Envelope, error) {
 	if size > MaxSessionFrame {
 		return nil, violation("oversized_frame", "session frame of %d bytes exceeds %d", size, MaxSessionFrame)
 	}
-	c.r += headerLen
-	if err := c.fill(size); err != nil {
+	// The frame is consumed only once it is complete, so a Recv interrupted by a read
+	// deadline can simply be called again.
+	if err := c.fill(headerLen + size); err != nil {
 		return nil, err
 	}
-	payload := c.buf[c.r : c.r+size]
-	c.r += size
+	payload := c.buf[c.r+headerLen : c.r+headerLen+size]
+	c.r += headerLen + size
 	env, err := DecodeEnvelope(payload) // copies what it keeps
 	if len(c.buf) > readChunk && c.r == c.w {
 		// Give back a buffer grown for one large frame.
@@ -158,6 +161,9 @@ func (c *SessionConn) fill(n int) error {
 			return violation("unexpected_fd", "a session channel never carries descriptors (got %d)", len(fds))
 		}
 		if err != nil {
+			if IsTimeout(err) {
+				return err
+			}
 			if c.w > c.r {
 				return fmt.Errorf("%w: truncated frame (%d of %d bytes)", ErrClosed, c.w-c.r, n)
 			}
@@ -183,7 +189,7 @@ func DecodeEnvelope(b []byte) (*cuav1.Envelope, error) {
 	if err := (proto.UnmarshalOptions{}).Unmarshal(b, env); err != nil {
 		return nil, violation("malformed_frame", "decode envelope: %v", err)
 	}
-	if err := checkStrict(env.ProtoReflect(), 0); err != nil {
+	if err := checkEnvelopeStrict(env); err != nil {
 		return nil, err
 	}
 	if env.GetProtocolVersion() == 0 {
@@ -194,6 +200,13 @@ func DecodeEnvelope(b []byte) (*cuav1.Envelope, error) {
 	}
 	return env, nil
 }
+
+// SetReadDeadline sets the deadline for Recv; a Recv that hits it returns an error for which
+// IsTimeout is true and leaves the stream intact (call Recv again). Zero clears it.
+func (c *SessionConn) SetReadDeadline(t time.Time) error { return c.uc.f.SetReadDeadline(t) }
+
+// IsTimeout reports whether err is a read deadline expiring.
+func IsTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
 // Close closes the channel; the peer sees end-of-file. It is idempotent.
 func (c *SessionConn) Close() error { return c.uc.close() }

@@ -7,19 +7,38 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // sockConn is a socket end driven through the runtime poller by raw sendmsg/recvmsg. It
 // keeps the descriptor number it was given (no duplicate), so a worker's inherited channel
-// stays at the descriptor it was inherited at.
+// stays at the descriptor it was inherited at. Its scratch state lets the hot path run
+// without allocating: the recv fields belong to the connection's one reader, the send
+// fields to whoever holds the owner's send mutex.
 type sockConn struct {
 	f  *os.File
 	rc syscall.RawConn
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// Reader scratch.
+	rmsg   unix.Msghdr
+	riov   unix.Iovec
+	rn     int
+	rerr   error
+	readFn func(uintptr) bool
+
+	// Writer scratch.
+	wmsg    unix.Msghdr
+	wiov    unix.Iovec
+	wbuf    []byte
+	wdone   int
+	wstream bool
+	werr    error
+	writeFn func(uintptr) bool
 }
 
 // FileFromFD turns an inherited or received raw descriptor into a pollable *os.File that
@@ -67,7 +86,50 @@ func newSockConn(f *os.File) (*sockConn, error) {
 		return nil, fmt.Errorf("%s is not a socket: %w", f.Name(), serr)
 	}
 	_ = typ
-	return &sockConn{f: f, rc: rc}, nil
+	c := &sockConn{f: f, rc: rc}
+	c.readFn = c.doRecv
+	c.writeFn = c.doSend
+	return c, nil
+}
+
+// doRecv is one recvmsg attempt for rc.Read; it reports false to wait for readability.
+func (s *sockConn) doRecv(fd uintptr) bool {
+	r, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.rmsg)), unix.MSG_CMSG_CLOEXEC)
+	if e == unix.EAGAIN {
+		return false
+	}
+	s.rn, s.rerr = int(r), nil
+	if e != 0 {
+		s.rn, s.rerr = 0, e
+	}
+	return true
+}
+
+// doSend writes s.wbuf[s.wdone:] (with the ancillary data in s.wmsg on the first attempt)
+// for rc.Write; on a stream it keeps writing until everything is out or the socket is
+// full.
+func (s *sockConn) doSend(fd uintptr) bool {
+	for s.wdone < len(s.wbuf) {
+		rest := s.wbuf[s.wdone:]
+		s.wiov.Base = &rest[0]
+		s.wiov.SetLen(len(rest))
+		r, _, e := unix.Syscall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&s.wmsg)), unix.MSG_NOSIGNAL)
+		if e == unix.EAGAIN {
+			return false
+		}
+		if e != 0 {
+			s.werr = e
+			return true
+		}
+		s.wdone += int(r)
+		// Ancillary data goes with the first byte only.
+		s.wmsg.Control = nil
+		s.wmsg.SetControllen(0)
+		if !s.wstream {
+			return true
+		}
+	}
+	return true
 }
 
 // sockType returns the socket's SO_TYPE.
@@ -96,16 +158,41 @@ func (s *sockConn) raiseSendBuffer(want int) int {
 	return limit
 }
 
-func (s *sockConn) sendDatagram(b, oob []byte) error {
-	var n int
-	var serr error
-	err := s.rc.Write(func(fd uintptr) bool {
-		n, serr = unix.SendmsgN(int(fd), b, oob, nil, unix.MSG_NOSIGNAL)
-		return serr != unix.EAGAIN
-	})
-	if err == nil {
-		err = serr
+// send writes b with oob attached. The caller holds the owner's send mutex.
+func (s *sockConn) send(b, oob []byte, stream bool) (int, error) {
+	if len(b) == 0 && len(oob) == 0 {
+		// A zero-length datagram (tests use it to mimic end-of-file).
+		_, _, e := unix.Syscall(unix.SYS_SENDMSG, s.fd(), uintptr(unsafe.Pointer(&unix.Msghdr{})), unix.MSG_NOSIGNAL)
+		if e != 0 {
+			return 0, closeLike(e)
+		}
+		return 0, nil
 	}
+	s.wbuf, s.wdone, s.wstream, s.werr = b, 0, stream, nil
+	s.wmsg = unix.Msghdr{Iov: &s.wiov, Iovlen: 1}
+	if len(oob) > 0 {
+		s.wmsg.Control = &oob[0]
+		s.wmsg.SetControllen(len(oob))
+	}
+	err := s.rc.Write(s.writeFn)
+	if err == nil {
+		err = s.werr
+	}
+	n := s.wdone
+	s.wbuf = nil
+	s.wmsg = unix.Msghdr{}
+	s.wiov = unix.Iovec{}
+	return n, err
+}
+
+func (s *sockConn) fd() uintptr {
+	var fd uintptr
+	_ = s.rc.Control(func(x uintptr) { fd = x })
+	return fd
+}
+
+func (s *sockConn) sendDatagram(b, oob []byte) error {
+	n, err := s.send(b, oob, false)
 	if err != nil {
 		if errors.Is(err, unix.EMSGSIZE) {
 			return fmt.Errorf("send %d-byte frame: %w", len(b), err)
@@ -120,40 +207,29 @@ func (s *sockConn) sendDatagram(b, oob []byte) error {
 
 // write writes all of b to a stream socket and returns how many bytes were written.
 func (s *sockConn) write(b []byte) (int, error) {
-	written := 0
-	var werr error
-	err := s.rc.Write(func(fd uintptr) bool {
-		for written < len(b) {
-			m, err := unix.SendmsgN(int(fd), b[written:], nil, nil, unix.MSG_NOSIGNAL)
-			if m > 0 {
-				written += m
-			}
-			if err == unix.EAGAIN {
-				return false
-			}
-			if err != nil {
-				werr = err
-				return true
-			}
-		}
-		return true
-	})
-	if err == nil {
-		err = werr
-	}
-	return written, closeLike(err)
+	n, err := s.send(b, nil, true)
+	return n, closeLike(err)
 }
 
-// recv receives once into b and oob. Descriptors that arrive with a failed read are closed.
+// recv receives once into b and oob. Descriptors that arrive with a failed read are
+// closed. Only the connection's reader calls it.
 func (s *sockConn) recv(b, oob []byte) (n, oobn, flags int, err error) {
-	var rerr error
-	err = s.rc.Read(func(fd uintptr) bool {
-		n, oobn, flags, _, rerr = unix.Recvmsg(int(fd), b, oob, unix.MSG_CMSG_CLOEXEC)
-		return rerr != unix.EAGAIN
-	})
-	if err == nil {
-		err = rerr
+	s.rmsg = unix.Msghdr{Iov: &s.riov, Iovlen: 1}
+	if len(b) > 0 {
+		s.riov.Base = &b[0]
 	}
+	s.riov.SetLen(len(b))
+	if len(oob) > 0 {
+		s.rmsg.Control = &oob[0]
+		s.rmsg.SetControllen(len(oob))
+	}
+	err = s.rc.Read(s.readFn)
+	if err == nil {
+		err = s.rerr
+	}
+	n, oobn, flags = s.rn, int(s.rmsg.Controllen), int(s.rmsg.Flags)
+	s.rmsg = unix.Msghdr{}
+	s.riov = unix.Iovec{}
 	if err != nil {
 		if oobn > 0 {
 			if fds, _ := parseRights(oob[:oobn]); len(fds) > 0 {

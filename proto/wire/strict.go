@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 )
 
 // maxNesting bounds the depth checkStrict walks; our schema nests far less deeply.
@@ -38,4 +40,45 @@ func checkStrict(m protoreflect.Message, depth int) error {
 		return err == nil
 	})
 	return err
+}
+
+// checkEnvelopeStrict is checkStrict specialised to the envelope's fixed shape: the hot path
+// of every call, without reflection.
+func checkEnvelopeStrict(env *cuav1.Envelope) error {
+	msgs := make([]protoreflect.ProtoMessage, 0, 8)
+	msgs = append(msgs, env)
+	switch b := env.GetBody().(type) {
+	case *cuav1.Envelope_ListTools:
+		msgs = append(msgs, b.ListTools)
+	case *cuav1.Envelope_CallTool:
+		msgs = append(msgs, b.CallTool)
+	case *cuav1.Envelope_Cancel:
+		msgs = append(msgs, b.Cancel)
+	case *cuav1.Envelope_ToolList:
+		msgs = append(msgs, b.ToolList)
+		for _, t := range b.ToolList.GetTools() {
+			msgs = append(msgs, t)
+		}
+	case *cuav1.Envelope_ToolResult:
+		msgs = append(msgs, b.ToolResult)
+		if r := b.ToolResult.GetRefusal(); r != nil {
+			msgs = append(msgs, r)
+		}
+		for _, c := range b.ToolResult.GetContent() {
+			msgs = append(msgs, c)
+			if img := c.GetImage(); img != nil {
+				msgs = append(msgs, img)
+			}
+		}
+	}
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		r := m.ProtoReflect()
+		if u := r.GetUnknown(); len(u) > 0 {
+			return violation("unknown_field", "%s carries %d bytes of unknown fields", r.Descriptor().FullName(), len(u))
+		}
+	}
+	return nil
 }

@@ -292,3 +292,14 @@ func TestAppsAndClipboardTools(t *testing.T) {
 	}
 	_ = b
 }
+
+func TestRegistryReleaseLetsGo(t *testing.T) {
+	reg, _ := setup(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	if _, err := call(t, reg, "mouse_button_down", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x": 5, "y": 5}); err != nil {
+		t.Fatal(err)
+	}
+	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_press")) == 1 })
+	reg.Release(t.Context())
+	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == 1 })
+}

@@ -41,9 +41,6 @@ func (t targetArgs) check() error {
 	return nil
 }
 
-// hasWindow reports whether the call names a window (or a process to pick one of).
-func (t targetArgs) hasWindow() bool { return t.PID != nil }
-
 // resolve returns the targeted window, nil for desktop scope. A pid alone picks that
 // process's top-most window. The pid must own the window, else window_not_found.
 func resolve(ctx context.Context, b *x11.Backend, t targetArgs) (*x11.Window, error) {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/client"
+)
+
+// callOutput is what `cua-host call` prints: one JSON object.
+type callOutput struct {
+	Outcome    string           `json:"outcome"`
+	IsError    bool             `json:"is_error"`
+	Refusal    *client.Refusal  `json:"refusal"`
+	Content    []client.Content `json:"content"`
+	Structured json.RawMessage  `json:"structured"`
+}
+
+// runCall starts a host, a worker and one session, calls one tool and prints the result.
+// Exit 0 when the call completed without error, 1 otherwise, 2 on a usage error.
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	display := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
+	timeout := fs.Duration("timeout", 60*time.Second, "deadline for the call")
+	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fmt.Fprintln(stderr, "usage: cua-host call [flags] TOOL [ARGS_JSON]")
+		return 2
+	}
+	toolName := fs.Arg(0)
+	argsJSON := json.RawMessage("{}")
+	if fs.NArg() == 2 {
+		argsJSON = json.RawMessage(fs.Arg(1))
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(argsJSON, &obj); err != nil || obj == nil {
+			fmt.Fprintf(stderr, "cua-host call: ARGS_JSON must be a JSON object: %s\n", fs.Arg(1))
+			return 2
+		}
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "cua-host call: bad --log-level: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	disp, err := openDisplay(ctx, *display, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
+		return 1
+	}
+	defer disp.Close()
+
+	h, err := host.Start(ctx, host.Options{
+		Logger:         log,
+		WorkerLogLevel: lvl,
+		Env:            disp.env,
+		Display:        disp.facts,
+		ProtectedPIDs:  disp.pids,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
+		return 1
+	}
+	defer h.Close()
+
+	sess, err := h.CreateSession(ctx, host.SessionSpec{Label: "cli"})
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
+		return 1
+	}
+	cctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	res, callErr := sess.Call(cctx, toolName, argsJSON)
+	if callErr != nil {
+		log.Warn("call", "err", callErr)
+	}
+	out := callOutput{
+		Outcome:    res.Outcome.String(),
+		IsError:    res.IsError,
+		Refusal:    res.Refusal,
+		Content:    res.Content,
+		Structured: res.Structured,
+	}
+	if out.Content == nil {
+		out.Content = []client.Content{}
+	}
+	if len(out.Structured) == 0 {
+		out.Structured = json.RawMessage("null")
+	}
+	enc := json.NewEncoder(stdout)
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "cua-host call: write result: %v\n", err)
+		return 1
+	}
+	if res.Outcome == host.Completed && !res.IsError {
+		return 0
+	}
+	return 1
+}
+
+// displaySetup is the display a command's worker will use.
+type displaySetup struct {
+	env   []string
+	facts host.DisplayFacts
+	pids  []int
+	close func()
+}
+
+func (d *displaySetup) Close() {
+	if d.close != nil {
+		d.close()
+	}
+}
+
+// openDisplay resolves --display: auto uses $DISPLAY when set and a private display
+// otherwise; :N uses that display; private starts one.
+func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySetup, error) {
+	switch {
+	case mode == "auto" && os.Getenv("DISPLAY") != "":
+		return &displaySetup{env: []string{"DISPLAY=" + os.Getenv("DISPLAY")}, facts: host.DisplayFacts{Name: os.Getenv("DISPLAY")}}, nil
+	case mode == "auto" || mode == "private":
+		return startPrivateDisplay(ctx, log)
+	case len(mode) > 1 && mode[0] == ':':
+		return &displaySetup{env: []string{"DISPLAY=" + mode}, facts: host.DisplayFacts{Name: mode}}, nil
+	}
+	return nil, fmt.Errorf("--display %q: want auto, private or :N", mode)
+}

@@ -1,0 +1,67 @@
+// Command cua-host is a computer-use driver for Linux/X11: a trusted host that runs a
+// private worker per trust domain and lets AI agents operate a desktop through it.
+//
+// Usage:
+//
+//	cua-host call [flags] TOOL [ARGS_JSON]   run one tool in a fresh host, worker and session
+//	cua-host policy check|eval …             test policy files without a desktop
+//	cua-host version                         print the version
+//
+// The hidden entry point `__worker` is how the host re-executes itself as a worker.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/worker"
+)
+
+// version is the program version; release builds set it with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func main() {
+	// Before anything opens files: nothing this process inherited may reach a child.
+	if err := host.SealInheritedFDs(); err != nil {
+		fmt.Fprintln(os.Stderr, "cua-host:", err)
+		os.Exit(1)
+	}
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches a command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "__worker":
+		return worker.Main(args[1:], worker.Config{NewRegistry: newRegistry})
+	case "call":
+		return runCall(ctx, args[1:], stdout, stderr)
+	case "policy":
+		return runPolicy(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "cua-host %s (protocol v%d–v%d)\n", version, host.MinProtocolVersion, host.MaxProtocolVersion)
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "cua-host: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  cua-host call [--display auto|private|:N] [--timeout D] [--log-level L] TOOL [ARGS_JSON]
+  cua-host policy check [--managed-policy FILE] [--policy FILE]
+  cua-host policy eval [--managed-policy FILE] [--policy FILE] --tool NAME [--args JSON]
+  cua-host version
+`)
+}

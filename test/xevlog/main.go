@@ -1,0 +1,218 @@
+// Command xevlog is a test X client: it maps one window of a given size, colour and title
+// and writes every input-related event it receives as a JSON line. Input tests use it as
+// their oracle: what xevlog logged is what a real client saw.
+//
+//	xevlog -title T -width 400 -height 300 -color ff0000 [-out FILE]
+//
+// The first line is {"type":"ready","window":ID,...} once the window is mapped.
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "xevlog:", err)
+		os.Exit(1)
+	}
+}
+
+// Event is one logged line.
+type Event struct {
+	Type    string `json:"type"`
+	Window  uint32 `json:"window,omitempty"`
+	Button  int    `json:"button,omitempty"`
+	X       int    `json:"x"`
+	Y       int    `json:"y"`
+	RootX   int    `json:"root_x"`
+	RootY   int    `json:"root_y"`
+	State   uint16 `json:"state"`
+	Keycode int    `json:"keycode,omitempty"`
+	Keysym  uint32 `json:"keysym,omitempty"`
+	Char    string `json:"char,omitempty"`
+	Detail  int    `json:"detail,omitempty"`
+	Mode    int    `json:"mode,omitempty"`
+	Request int    `json:"request,omitempty"`
+	Width   int    `json:"width,omitempty"`
+	Height  int    `json:"height,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+}
+
+func run() error {
+	title := flag.String("title", "xevlog", "window title")
+	width := flag.Int("width", 400, "window width")
+	height := flag.Int("height", 300, "window height")
+	color := flag.String("color", "ffffff", "background colour as RRGGBB hex")
+	out := flag.String("out", "", "write events to this file instead of stdout")
+	flag.Parse()
+	pixel, err := strconv.ParseUint(strings.TrimPrefix(*color, "#"), 16, 32)
+	if err != nil {
+		return fmt.Errorf("bad -color %q: %v", *color, err)
+	}
+	var w io.Writer = os.Stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	enc := json.NewEncoder(w)
+	xgb.Logger = log.New(io.Discard, "", 0)
+	c, err := xgb.NewConn()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	scr := xproto.Setup(c).DefaultScreen(c)
+	wid, err := xproto.NewWindowId(c)
+	if err != nil {
+		return err
+	}
+	mask := uint32(xproto.EventMaskKeyPress | xproto.EventMaskKeyRelease | xproto.EventMaskButtonPress |
+		xproto.EventMaskButtonRelease | xproto.EventMaskPointerMotion | xproto.EventMaskFocusChange |
+		xproto.EventMaskStructureNotify | xproto.EventMaskEnterWindow)
+	if err := xproto.CreateWindowChecked(c, scr.RootDepth, wid, scr.Root, 0, 0, uint16(*width), uint16(*height), 0,
+		xproto.WindowClassInputOutput, scr.RootVisual, xproto.CwBackPixel|xproto.CwEventMask,
+		[]uint32{uint32(pixel), mask}).Check(); err != nil {
+		return err
+	}
+	atom := func(name string) xproto.Atom {
+		r, err := xproto.InternAtom(c, false, uint16(len(name)), name).Reply()
+		if err != nil {
+			return 0
+		}
+		return r.Atom
+	}
+	setProp := func(prop, typ xproto.Atom, format byte, data []byte) {
+		n := uint32(len(data))
+		if format == 32 {
+			n /= 4
+		}
+		xproto.ChangeProperty(c, xproto.PropModeReplace, wid, prop, typ, format, n, data)
+	}
+	setProp(xproto.AtomWmName, xproto.AtomString, 8, []byte(*title))
+	setProp(atom("_NET_WM_NAME"), atom("UTF8_STRING"), 8, []byte(*title))
+	setProp(xproto.AtomWmClass, xproto.AtomString, 8, []byte("xevlog\x00XEvLog\x00"))
+	pid := make([]byte, 4)
+	binary.LittleEndian.PutUint32(pid, uint32(os.Getpid()))
+	setProp(atom("_NET_WM_PID"), xproto.AtomCardinal, 32, pid)
+	wmDelete := atom("WM_DELETE_WINDOW")
+	del := make([]byte, 4)
+	binary.LittleEndian.PutUint32(del, uint32(wmDelete))
+	setProp(atom("WM_PROTOCOLS"), xproto.AtomAtom, 32, del)
+	// A size hint so the window manager keeps the requested size (USSize|PSize, min=max).
+	hints := make([]byte, 18*4)
+	binary.LittleEndian.PutUint32(hints[0:], 1<<1|1<<3)
+	binary.LittleEndian.PutUint32(hints[3*4:], uint32(*width))
+	binary.LittleEndian.PutUint32(hints[4*4:], uint32(*height))
+	setProp(xproto.AtomWmNormalHints, xproto.AtomWmSizeHints, 32, hints)
+	xproto.MapWindow(c, wid)
+
+	km := loadKeymap(c)
+	ready := false
+	for {
+		ev, xe := c.WaitForEvent()
+		if ev == nil && xe == nil {
+			return nil
+		}
+		if xe != nil {
+			continue
+		}
+		var line *Event
+		switch e := ev.(type) {
+		case xproto.MapNotifyEvent:
+			if !ready && e.Window == wid {
+				ready = true
+				line = &Event{Type: "ready", Window: uint32(wid), Width: *width, Height: *height, PID: os.Getpid()}
+			}
+		case xproto.ButtonPressEvent:
+			line = &Event{Type: "button_press", Button: int(e.Detail), X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State}
+		case xproto.ButtonReleaseEvent:
+			line = &Event{Type: "button_release", Button: int(e.Detail), X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State}
+		case xproto.MotionNotifyEvent:
+			line = &Event{Type: "motion", X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State}
+		case xproto.KeyPressEvent:
+			line = keyEvent("key_press", km, e.Detail, e.State, e.EventX, e.EventY)
+		case xproto.KeyReleaseEvent:
+			line = keyEvent("key_release", km, e.Detail, e.State, e.EventX, e.EventY)
+		case xproto.FocusInEvent:
+			line = &Event{Type: "focus_in", Detail: int(e.Detail), Mode: int(e.Mode)}
+		case xproto.FocusOutEvent:
+			line = &Event{Type: "focus_out", Detail: int(e.Detail), Mode: int(e.Mode)}
+		case xproto.MappingNotifyEvent:
+			if e.Request == xproto.MappingKeyboard {
+				km = loadKeymap(c)
+			}
+			line = &Event{Type: "mapping_notify", Request: int(e.Request), Keycode: int(e.FirstKeycode)}
+		case xproto.ConfigureNotifyEvent:
+			line = &Event{Type: "configure", X: int(e.X), Y: int(e.Y), Width: int(e.Width), Height: int(e.Height)}
+		case xproto.ClientMessageEvent:
+			if e.Type == atom("WM_PROTOCOLS") && xproto.Atom(e.Data.Data32[0]) == wmDelete {
+				return nil
+			}
+		}
+		if line != nil {
+			if err := enc.Encode(line); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+type keymap struct {
+	min  xproto.Keycode
+	per  int
+	syms []xproto.Keysym
+}
+
+func loadKeymap(c *xgb.Conn) keymap {
+	s := xproto.Setup(c)
+	r, err := xproto.GetKeyboardMapping(c, s.MinKeycode, byte(s.MaxKeycode-s.MinKeycode+1)).Reply()
+	if err != nil {
+		return keymap{}
+	}
+	return keymap{min: s.MinKeycode, per: int(r.KeysymsPerKeycode), syms: r.Keysyms}
+}
+
+// keyEvent resolves the keysym with the core rules: column 1 with Shift, else column 0
+// (a letter with only a lower-case entry is upper-cased with Shift).
+func keyEvent(typ string, km keymap, kc xproto.Keycode, state uint16, x, y int16) *Event {
+	ev := &Event{Type: typ, Keycode: int(kc), State: state, X: int(x), Y: int(y)}
+	if km.per == 0 || kc < km.min {
+		return ev
+	}
+	i := int(kc-km.min) * km.per
+	if i+1 >= len(km.syms) {
+		return ev
+	}
+	ks := km.syms[i]
+	if state&xproto.ModMaskShift != 0 {
+		if s1 := km.syms[i+1]; s1 != 0 {
+			ks = s1
+		} else if ks >= 'a' && ks <= 'z' {
+			ks -= 0x20
+		}
+	}
+	ev.Keysym = uint32(ks)
+	switch {
+	case ks >= 0x20 && ks <= 0x7e, ks >= 0xa0 && ks <= 0xff:
+		ev.Char = string(rune(ks))
+	case ks&0xff000000 == 0x01000000:
+		ev.Char = string(rune(ks & 0xffffff))
+	}
+	return ev
+}

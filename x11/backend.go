@@ -1,0 +1,285 @@
+package x11
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/res"
+	"github.com/jezek/xgb/shm"
+	"github.com/jezek/xgb/xproto"
+	"github.com/jezek/xgb/xtest"
+)
+
+// DefaultRemapSettle is how long TypeText lets other clients catch up with a keyboard
+// mapping before it changes that mapping again (reusing a spare keycode or restoring it).
+const DefaultRemapSettle = 100 * time.Millisecond
+
+// Options configure Open.
+type Options struct {
+	// Display is the X display name (":1"); empty means $DISPLAY. The Xauthority file
+	// comes from $XAUTHORITY (or ~/.Xauthority), as for every Xlib client.
+	Display string
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+	// RemapSettle overrides DefaultRemapSettle when positive.
+	RemapSettle time.Duration
+}
+
+// Capabilities says what the server and its window manager offer.
+type Capabilities struct {
+	// XTest is true when the XTEST extension is present (input needs it).
+	XTest bool
+	// XTestVersion is "major.minor" of XTEST.
+	XTestVersion string
+	// SHM is true when MIT-SHM is present; SHMUsable says whether attaching worked.
+	SHM bool
+	// XRes is true when X-Resource is present (server-observed pids).
+	XRes bool
+	// WindowManager is the EWMH window manager's name, or "" when none runs.
+	WindowManager string
+}
+
+// Backend is an open connection to one X display. Its methods are safe for concurrent use.
+type Backend struct {
+	conn    *xgb.Conn
+	display string
+	root    xproto.Window
+	width   int
+	height  int
+	depth   byte
+	log     *slog.Logger
+	settle  time.Duration
+	caps    Capabilities
+
+	atoms atomCache
+
+	// input is a one-slot semaphore: whoever holds it may send input. It guards the
+	// fields below and is taken with a context (lockInput).
+	input   chan struct{}
+	pressed pressedState
+	remap   remapState
+
+	cap captureState
+
+	procs procTable
+
+	clipOnce sync.Once
+	clip     *clipboard
+	clipErr  error
+
+	// notify wakes waiters when a root property changes (client lists, active window).
+	notify notifier
+
+	closeOnce sync.Once
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+var silenceXGB sync.Once
+
+// Open connects to the display named in opts and probes its extensions. It returns an error
+// wrapping ErrNoDisplay when the display cannot be opened.
+func Open(ctx context.Context, opts Options) (*Backend, error) {
+	silenceXGB.Do(func() { xgb.Logger = log.New(io.Discard, "", 0) })
+	display := opts.Display
+	if display == "" {
+		display = os.Getenv("DISPLAY")
+	}
+	if display == "" {
+		return nil, fmt.Errorf("%w: DISPLAY is not set", ErrNoDisplay)
+	}
+	conn, err := dial(ctx, display)
+	if err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	setup := xproto.Setup(conn)
+	if setup == nil || len(setup.Roots) == 0 {
+		conn.Close()
+		return nil, fmt.Errorf("%w: %s: no screen", ErrNoDisplay, display)
+	}
+	scr := setup.DefaultScreen(conn)
+	b := &Backend{
+		conn:    conn,
+		display: display,
+		root:    scr.Root,
+		width:   int(scr.WidthInPixels),
+		height:  int(scr.HeightInPixels),
+		depth:   scr.RootDepth,
+		log:     logger,
+		settle:  DefaultRemapSettle,
+		input:   make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	if opts.RemapSettle > 0 {
+		b.settle = opts.RemapSettle
+	}
+	b.atoms.init(conn)
+	b.notify.init()
+	b.procs.init()
+	b.probe()
+	// Root property changes wake launch and activation waiters.
+	xproto.ChangeWindowAttributes(conn, b.root, xproto.CwEventMask,
+		[]uint32{xproto.EventMaskPropertyChange | xproto.EventMaskSubstructureNotify})
+	b.wg.Add(1)
+	go b.eventLoop()
+	b.log.Debug("x11 open", "display", display, "width", b.width, "height", b.height,
+		"xtest", b.caps.XTest, "shm", b.caps.SHM, "xres", b.caps.XRes, "wm", b.caps.WindowManager)
+	return b, nil
+}
+
+// dial opens the xgb connection, giving up when ctx ends.
+func dial(ctx context.Context, display string) (*xgb.Conn, error) {
+	type result struct {
+		c   *xgb.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := xgb.NewConnDisplay(display)
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrNoDisplay, display, r.err)
+		}
+		return r.c, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, fmt.Errorf("%w: %s: %v", ErrNoDisplay, display, ctx.Err())
+	}
+}
+
+func (b *Backend) probe() {
+	if err := xtest.Init(b.conn); err == nil {
+		b.caps.XTest = true
+		if v, err := xtest.GetVersion(b.conn, 2, 2).Reply(); err == nil {
+			b.caps.XTestVersion = fmt.Sprintf("%d.%d", v.MajorVersion, v.MinorVersion)
+		}
+	}
+	if err := shm.Init(b.conn); err == nil {
+		b.caps.SHM = true
+	}
+	if err := res.Init(b.conn); err == nil {
+		if _, err := res.QueryVersion(b.conn, 1, 2).Reply(); err == nil {
+			b.caps.XRes = true
+		}
+	}
+	b.caps.WindowManager = b.wmName()
+}
+
+// Capabilities reports what Open found. WindowManager is re-read on every call, since a
+// window manager may start after the backend.
+func (b *Backend) Capabilities() Capabilities {
+	c := b.caps
+	c.WindowManager = b.wmName()
+	return c
+}
+
+// Display returns the display name the backend is connected to.
+func (b *Backend) Display() string { return b.display }
+
+// ScreenSize returns the size of the default screen in pixels.
+func (b *Backend) ScreenSize() (width, height int) {
+	if g, err := xproto.GetGeometry(b.conn, xproto.Drawable(b.root)).Reply(); err == nil {
+		return int(g.Width), int(g.Height)
+	}
+	return b.width, b.height
+}
+
+// eventLoop drains the main connection's events (xgb blocks when nobody reads them) and
+// wakes waiters on root property and structure changes. It ends when the connection closes.
+func (b *Backend) eventLoop() {
+	defer b.wg.Done()
+	for {
+		ev, xe := b.conn.WaitForEvent()
+		if ev == nil && xe == nil {
+			return
+		}
+		if xe != nil {
+			b.log.Debug("x11 async error", "err", xe.Error())
+			continue
+		}
+		switch ev.(type) {
+		case xproto.PropertyNotifyEvent, xproto.MapNotifyEvent, xproto.CreateNotifyEvent,
+			xproto.ConfigureNotifyEvent, xproto.ReparentNotifyEvent:
+			b.notify.wake()
+		}
+	}
+}
+
+// Close releases held input, restores the keyboard mapping, stops launched applications
+// still running, and closes the connections. It is idempotent.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		b.ReleaseAll(ctx)
+		cancel()
+		close(b.done)
+		b.procs.stopAll(b.log)
+		// Wait for a clipboard connection being opened, and forbid new ones.
+		b.clipOnce.Do(func() { b.clipErr = ErrClosed })
+		if b.clip != nil {
+			b.clip.close()
+		}
+		b.cap.release(b.conn)
+		b.conn.Close()
+		b.wg.Wait()
+	})
+	return nil
+}
+
+func (b *Backend) closed() bool {
+	select {
+	case <-b.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// sync makes a round trip, so every request sent before it has been processed.
+func (b *Backend) sync() error {
+	_, err := xproto.GetInputFocus(b.conn).Reply()
+	if err != nil {
+		return xerr("GetInputFocus", err)
+	}
+	return nil
+}
+
+// notifier lets goroutines wait for "something changed" without polling hard.
+type notifier struct {
+	mu sync.Mutex // mu guards ch
+	ch chan struct{}
+}
+
+func (n *notifier) init() { n.ch = make(chan struct{}) }
+
+func (n *notifier) wake() {
+	n.mu.Lock()
+	close(n.ch)
+	n.ch = make(chan struct{})
+	n.mu.Unlock()
+}
+
+// wait returns a channel closed at the next wake.
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ch
+}

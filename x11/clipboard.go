@@ -1,0 +1,298 @@
+package x11
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+// MaxClipboardBytes bounds clipboard_write: larger data would need the INCR protocol for
+// writing, which this backend does not implement.
+const MaxClipboardBytes = 256000
+
+// clipboard owns CLIPBOARD on its own connection and answers other clients' requests
+// from its event loop goroutine, which stops on close.
+type clipboard struct {
+	conn  *xgb.Conn
+	win   xproto.Window
+	atoms atomCache
+
+	// mu guards the fields below.
+	mu    sync.Mutex
+	owned bool
+	data  []byte
+
+	readMu   sync.Mutex // one read at a time
+	notifyCh chan xproto.SelectionNotifyEvent
+	propCh   chan xproto.PropertyNotifyEvent
+
+	wg sync.WaitGroup
+}
+
+// clipboardConn starts the clipboard connection on first use.
+func (b *Backend) clipboardConn(ctx context.Context) (*clipboard, error) {
+	if b.closed() {
+		return nil, ErrClosed
+	}
+	b.clipOnce.Do(func() {
+		conn, err := dial(ctx, b.display)
+		if err != nil {
+			b.clipErr = err
+			return
+		}
+		c := &clipboard{conn: conn, notifyCh: make(chan xproto.SelectionNotifyEvent, 1), propCh: make(chan xproto.PropertyNotifyEvent, 64)}
+		c.atoms.init(conn)
+		scr := xproto.Setup(conn).DefaultScreen(conn)
+		wid, err := xproto.NewWindowId(conn)
+		if err == nil {
+			err = xproto.CreateWindowChecked(conn, 0, wid, scr.Root, -10, -10, 1, 1, 0,
+				xproto.WindowClassInputOnly, 0, xproto.CwEventMask,
+				[]uint32{xproto.EventMaskPropertyChange}).Check()
+		}
+		if err != nil {
+			conn.Close()
+			b.clipErr = xerr("CreateWindow", err)
+			return
+		}
+		c.win = wid
+		c.wg.Add(1)
+		go c.loop(b)
+		b.clip = c
+	})
+	if b.clipErr != nil {
+		return nil, b.clipErr
+	}
+	if b.closed() {
+		return nil, ErrClosed
+	}
+	return b.clip, nil
+}
+
+func (c *clipboard) close() {
+	c.conn.Close()
+	c.wg.Wait()
+}
+
+func (c *clipboard) loop(b *Backend) {
+	defer c.wg.Done()
+	for {
+		ev, xe := c.conn.WaitForEvent()
+		if ev == nil && xe == nil {
+			return
+		}
+		if xe != nil {
+			b.log.Debug("x11 clipboard async error", "err", xe.Error())
+			continue
+		}
+		switch e := ev.(type) {
+		case xproto.SelectionRequestEvent:
+			c.answer(e)
+		case xproto.SelectionClearEvent:
+			c.mu.Lock()
+			c.owned, c.data = false, nil
+			c.mu.Unlock()
+		case xproto.SelectionNotifyEvent:
+			select {
+			case c.notifyCh <- e:
+			default:
+			}
+		case xproto.PropertyNotifyEvent:
+			select {
+			case c.propCh <- e:
+			default:
+			}
+		}
+	}
+}
+
+// answer serves one SelectionRequest from our data (ICCCM §2.2).
+func (c *clipboard) answer(e xproto.SelectionRequestEvent) {
+	c.mu.Lock()
+	owned, data := c.owned, c.data
+	c.mu.Unlock()
+	prop := e.Property
+	if prop == xproto.AtomNone {
+		prop = e.Target // obsolete requestor
+	}
+	utf8Atom, targets := c.atoms.get("UTF8_STRING"), c.atoms.get("TARGETS")
+	text, plain := c.atoms.get("TEXT"), c.atoms.get("text/plain;charset=utf-8")
+	ok := owned && e.Selection == c.atoms.get("CLIPBOARD")
+	if ok {
+		switch e.Target {
+		case targets:
+			list := []xproto.Atom{targets, utf8Atom, xproto.AtomString, text, plain}
+			buf := make([]byte, 4*len(list))
+			for i, a := range list {
+				binary.LittleEndian.PutUint32(buf[i*4:], uint32(a))
+			}
+			xproto.ChangeProperty(c.conn, xproto.PropModeReplace, e.Requestor, prop, xproto.AtomAtom, 32, uint32(len(list)), buf)
+		case utf8Atom, text, plain:
+			xproto.ChangeProperty(c.conn, xproto.PropModeReplace, e.Requestor, prop, utf8Atom, 8, uint32(len(data)), data)
+		case xproto.AtomString:
+			l1 := toLatin1(data)
+			xproto.ChangeProperty(c.conn, xproto.PropModeReplace, e.Requestor, prop, xproto.AtomString, 8, uint32(len(l1)), l1)
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		prop = xproto.AtomNone
+	}
+	ev := xproto.SelectionNotifyEvent{Time: e.Time, Requestor: e.Requestor, Selection: e.Selection, Target: e.Target, Property: prop}
+	xproto.SendEvent(c.conn, false, e.Requestor, 0, string(ev.Bytes()))
+}
+
+func toLatin1(p []byte) []byte {
+	out := make([]byte, 0, len(p))
+	for _, r := range string(p) {
+		if r > 0xff {
+			r = '?'
+		}
+		out = append(out, byte(r))
+	}
+	return out
+}
+
+// ClipboardWrite takes ownership of CLIPBOARD with text and serves it to other clients
+// until another client takes the selection or the backend closes.
+func (b *Backend) ClipboardWrite(ctx context.Context, text string) error {
+	if !utf8.ValidString(text) {
+		return fmt.Errorf("%w: text is not valid UTF-8", ErrInvalidArgument)
+	}
+	if len(text) > MaxClipboardBytes {
+		return fmt.Errorf("%w: %d bytes (at most %d)", ErrInvalidArgument, len(text), MaxClipboardBytes)
+	}
+	c, err := b.clipboardConn(ctx)
+	if err != nil {
+		return err
+	}
+	sel := c.atoms.get("CLIPBOARD")
+	c.mu.Lock()
+	c.owned, c.data = true, []byte(text)
+	c.mu.Unlock()
+	if err := xproto.SetSelectionOwnerChecked(c.conn, c.win, sel, xproto.TimeCurrentTime).Check(); err != nil {
+		return xerr("SetSelectionOwner", err)
+	}
+	r, err := xproto.GetSelectionOwner(c.conn, sel).Reply()
+	if err != nil {
+		return xerr("GetSelectionOwner", err)
+	}
+	if r.Owner != c.win {
+		c.mu.Lock()
+		c.owned, c.data = false, nil
+		c.mu.Unlock()
+		return fmt.Errorf("x11: CLIPBOARD ownership was not granted (owner 0x%x)", r.Owner)
+	}
+	return nil
+}
+
+// ClipboardRead converts CLIPBOARD to UTF-8 text (falling back to STRING), waiting up to
+// two seconds (or ctx) for the owner. owner is false when nobody owns the clipboard.
+func (b *Backend) ClipboardRead(ctx context.Context) (text string, owner bool, err error) {
+	c, err := b.clipboardConn(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	sel := c.atoms.get("CLIPBOARD")
+	r, err := xproto.GetSelectionOwner(c.conn, sel).Reply()
+	if err != nil {
+		return "", false, xerr("GetSelectionOwner", err)
+	}
+	if r.Owner == xproto.WindowNone {
+		return "", false, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for _, target := range []xproto.Atom{c.atoms.get("UTF8_STRING"), xproto.AtomString} {
+		data, ok, err := c.convert(rctx, sel, target)
+		if err != nil {
+			return "", true, err
+		}
+		if !ok {
+			continue
+		}
+		if target == xproto.AtomString {
+			return latin1(data), true, nil
+		}
+		return string(bytes.ToValidUTF8(data, []byte("\uFFFD"))), true, nil
+	}
+	return "", true, nil
+}
+
+// convert asks the owner for target into our property and reads it, following INCR.
+func (c *clipboard) convert(ctx context.Context, sel, target xproto.Atom) ([]byte, bool, error) {
+	prop := c.atoms.get("CUA_HOST_SELECTION")
+	drain(c.notifyCh)
+	xproto.DeleteProperty(c.conn, c.win, prop)
+	xproto.ConvertSelection(c.conn, c.win, sel, target, prop, xproto.TimeCurrentTime)
+	var ev xproto.SelectionNotifyEvent
+	select {
+	case ev = <-c.notifyCh:
+	case <-ctx.Done():
+		return nil, false, fmt.Errorf("%w: the clipboard owner did not answer: %v", ErrTimeout, ctx.Err())
+	}
+	if ev.Property == xproto.AtomNone {
+		return nil, false, nil
+	}
+	drainProps(c.propCh)
+	pr, err := xproto.GetProperty(c.conn, true, c.win, prop, xproto.GetPropertyTypeAny, 0, 1<<24).Reply()
+	if err != nil {
+		return nil, false, xerr("GetProperty", err)
+	}
+	if pr.Type != c.atoms.get("INCR") {
+		return pr.Value, true, nil
+	}
+	// INCR: the owner sends chunks, each announced by a new value of the property; a
+	// zero-length chunk ends the transfer.
+	var out []byte
+	for {
+		select {
+		case pe := <-c.propCh:
+			if pe.Atom != prop || pe.State != xproto.PropertyNewValue {
+				continue
+			}
+		case <-ctx.Done():
+			return nil, false, fmt.Errorf("%w: incremental clipboard transfer stalled", ErrTimeout)
+		}
+		chunk, err := xproto.GetProperty(c.conn, true, c.win, prop, xproto.GetPropertyTypeAny, 0, 1<<24).Reply()
+		if err != nil {
+			return nil, false, xerr("GetProperty", err)
+		}
+		if len(chunk.Value) == 0 {
+			return out, true, nil
+		}
+		out = append(out, chunk.Value...)
+		if len(out) > 64<<20 {
+			return nil, false, fmt.Errorf("%w: clipboard larger than 64 MiB", ErrInvalidArgument)
+		}
+	}
+}
+
+func drain(ch chan xproto.SelectionNotifyEvent) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func drainProps(ch chan xproto.PropertyNotifyEvent) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}

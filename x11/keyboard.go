@@ -1,0 +1,247 @@
+package x11
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jezek/xgb/xproto"
+)
+
+// TypeStats describes how TypeText delivered text.
+type TypeStats struct {
+	// Runes is the number of characters typed.
+	Runes int `json:"chars"`
+	// Remapped is the number of distinct symbols the keymap lacked and that were typed
+	// through temporarily remapped spare keycodes.
+	Remapped int `json:"remapped_symbols"`
+	// Batches is the number of keymap batches (1 when nothing or little was remapped).
+	Batches int `json:"batches"`
+}
+
+// TypeText types text into whatever has the keyboard focus, in order and at full speed.
+// Characters the keymap lacks are typed through spare keycodes: each distinct missing
+// symbol of a batch gets its own keycode, other clients get RemapSettle to catch up with
+// a mapping before a keycode is reused, and the original mapping is restored at the end.
+// Newline types Return and tab types Tab; other control characters are refused.
+func (b *Backend) TypeText(ctx context.Context, text string) (stats TypeStats, err error) {
+	if !utf8.ValidString(text) {
+		return stats, fmt.Errorf("%w: text is not valid UTF-8", ErrInvalidArgument)
+	}
+	syms := make([]xproto.Keysym, 0, len(text))
+	for _, r := range text {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
+			return stats, fmt.Errorf("%w: control character %U cannot be typed", ErrInvalidArgument, r)
+		}
+		if r == '\r' {
+			continue // "\r\n" types one Return
+		}
+		syms = append(syms, RuneKeysym(r))
+	}
+	if err := b.lockInput(ctx); err != nil {
+		return stats, err
+	}
+	defer b.unlockInput()
+	defer func() {
+		if err != nil {
+			b.releaseHeldLocked()
+		}
+	}()
+	km, err := b.freshKeymapLocked()
+	if err != nil {
+		return stats, err
+	}
+	shiftKC, _, haveShift := km.lookup(ksShiftL)
+	batches, err := planBatches(km, syms)
+	if err != nil {
+		return stats, err
+	}
+	remapped := false
+	for _, bt := range batches {
+		codes := map[xproto.Keysym]slot{}
+		if len(bt.missing) > 0 {
+			if remapped {
+				// Let clients read the previous mapping for the keys already sent.
+				if err := b.settleLocked(ctx); err != nil {
+					return stats, err
+				}
+			}
+			if codes, err = b.remapLocked(km, bt.missing); err != nil {
+				return stats, err
+			}
+			if err := b.sync(); err != nil {
+				return stats, err
+			}
+			remapped = true
+			stats.Remapped += len(bt.missing)
+		}
+		stats.Batches++
+		shiftDown := false
+		for i, ks := range bt.syms {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return stats, err
+				}
+			}
+			kc, shift, ok := xproto.Keycode(0), false, false
+			if c, mapped := codes[ks]; mapped {
+				kc, shift, ok = c.kc, c.shift, true
+			} else {
+				kc, shift, ok = km.lookup(ks)
+			}
+			if !ok {
+				return stats, fmt.Errorf("%w: no keycode for %s", ErrNoKeycode, KeysymName(ks))
+			}
+			if shift && !haveShift {
+				return stats, fmt.Errorf("%w: %s needs Shift, which has no keycode", ErrNoKeycode, KeysymName(ks))
+			}
+			if shift != shiftDown {
+				b.keyLocked(shiftKC, shift)
+				shiftDown = shift
+			}
+			b.keyLocked(kc, true)
+			b.keyLocked(kc, false)
+			stats.Runes++
+		}
+		if shiftDown {
+			b.keyLocked(shiftKC, false)
+		}
+		if err := b.sync(); err != nil {
+			return stats, err
+		}
+	}
+	if remapped {
+		if err := b.settleLocked(ctx); err != nil {
+			return stats, err
+		}
+		b.restoreKeymapLocked()
+	}
+	return stats, nil
+}
+
+// PressCombo presses the combination's modifiers in order, then its keys, and releases
+// them in reverse order. Keys that need Shift (e.g. "?") get it added; keys the keymap
+// lacks are remapped for the duration.
+func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo) (err error) {
+	if len(combo.Mods)+len(combo.Keys) == 0 {
+		return fmt.Errorf("%w: empty key combination", ErrInvalidArgument)
+	}
+	if err := b.lockInput(ctx); err != nil {
+		return err
+	}
+	defer b.unlockInput()
+	defer func() {
+		if err != nil {
+			b.releaseHeldLocked()
+		}
+	}()
+	km, err := b.freshKeymapLocked()
+	if err != nil {
+		return err
+	}
+	all := append(slices.Clone(combo.Mods), combo.Keys...)
+	var missing []xproto.Keysym
+	for _, ks := range all {
+		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(missing, ks) {
+			missing = append(missing, ks)
+		}
+	}
+	codes := map[xproto.Keysym]slot{}
+	if len(missing) > 0 {
+		if codes, err = b.remapLocked(km, missing); err != nil {
+			return err
+		}
+		if err := b.sync(); err != nil {
+			return err
+		}
+	}
+	code := func(ks xproto.Keysym) (xproto.Keycode, bool) {
+		if c, ok := codes[ks]; ok {
+			return c.kc, c.shift
+		}
+		c, shift, _ := km.lookup(ks)
+		return c, shift
+	}
+	var held []xproto.Keycode
+	press := func(kc xproto.Keycode) {
+		b.keyLocked(kc, true)
+		held = append(held, kc)
+	}
+	needShift := false
+	for _, ks := range combo.Keys {
+		if _, shift := code(ks); shift {
+			needShift = true
+		}
+	}
+	if needShift && !slices.Contains(combo.Mods, ksShiftL) {
+		if kc, _, ok := km.lookup(ksShiftL); ok {
+			press(kc)
+		}
+	}
+	for _, ks := range combo.Mods {
+		kc, _ := code(ks)
+		press(kc)
+	}
+	for _, ks := range combo.Keys {
+		kc, _ := code(ks)
+		press(kc)
+	}
+	for i := len(held) - 1; i >= 0; i-- {
+		b.keyLocked(held[i], false)
+	}
+	if err := b.sync(); err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		if err := b.settleLocked(ctx); err != nil {
+			return err
+		}
+		b.restoreKeymapLocked()
+	}
+	return nil
+}
+
+// freshKeymapLocked restores leftovers of an earlier remap, then reads the mapping.
+func (b *Backend) freshKeymapLocked() (*keymap, error) {
+	b.restoreKeymapLocked()
+	return b.loadKeymapLocked()
+}
+
+// settleLocked waits RemapSettle, so that clients which fetch the keyboard mapping lazily
+// after a MappingNotify have fetched it before it changes again.
+func (b *Backend) settleLocked(ctx context.Context) error {
+	if err := b.sync(); err != nil {
+		return err
+	}
+	return sleepCtx(ctx, b.settle)
+}
+
+type batch struct {
+	syms    []xproto.Keysym
+	missing []xproto.Keysym
+}
+
+// planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes.
+func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
+	var out []batch
+	cur := batch{}
+	for _, ks := range syms {
+		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(cur.missing, ks) {
+			if km.capacity() == 0 {
+				return nil, fmt.Errorf("%w: %s is not in the keymap and no keycode is free", ErrNoKeycode, KeysymName(ks))
+			}
+			if len(cur.missing) == km.capacity() {
+				out = append(out, cur)
+				cur = batch{}
+			}
+			cur.missing = append(cur.missing, ks)
+		}
+		cur.syms = append(cur.syms, ks)
+	}
+	if len(cur.syms) > 0 {
+		out = append(out, cur)
+	}
+	return out, nil
+}

@@ -1,0 +1,190 @@
+package x11_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cua-host/cua-host/test/xevlog/harness"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// startCat runs `xterm -u8 -e sh -c 'cat > FILE'` and returns FILE and the window, focused.
+func startCat(t *testing.T, b *x11.Backend) (file string, win uint32) {
+	t.Helper()
+	harness.Require(t)
+	file = filepath.Join(t.TempDir(), "typed.txt")
+	ready := file + ".ready"
+	// stty raw-ish: no echo processing changes bytes; cat writes what the tty delivers.
+	script := "stty -ixon -echo; touch " + ready + "; exec cat > " + file
+	l, err := b.Launch(t.Context(), x11.LaunchOptions{
+		Name: "xterm", Args: []string{"-u8", "-title", t.Name(), "-e", "sh", "-c", script},
+		Env: []string{"LANG=C.UTF-8", "LC_ALL=C.UTF-8"},
+	})
+	if err != nil || len(l.Windows) == 0 {
+		t.Fatalf("Launch(xterm) = %+v, %v", l, err)
+	}
+	t.Cleanup(func() { _, _ = b.Kill(context.Background(), l.PID, time.Second) })
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("xterm's shell did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	activate(t, b, l.Windows[0].ID)
+	return file, l.Windows[0].ID
+}
+
+// waitFile waits until FILE holds want (cat writes as the tty delivers), or fails.
+func waitFile(t *testing.T, file, want string) {
+	t.Helper()
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got, _ = os.ReadFile(file)
+		if string(got) == want {
+			return
+		}
+	}
+	t.Fatalf("file holds %q, want %q", got, want)
+}
+
+func TestTypeTextByteExact(t *testing.T) {
+	b := open(t)
+	before := harness.Command(t, "xmodmap", "-pke")
+	_, symsBefore, err := b.KeyboardMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, _ := startCat(t, b)
+	text := "Grüße, 世界 → ✓ {[|]}\nThe quick brown fox: ~!@#$%^&*()_+`-=\\;',./<>?\"\tTAB end\n"
+	st, err := b.TypeText(t.Context(), text)
+	if err != nil {
+		t.Fatalf("TypeText: %v", err)
+	}
+	if st.Remapped == 0 {
+		t.Errorf("stats %+v: want remapped symbols", st)
+	}
+	// cat writes a line when the tty delivers it; end with a newline.
+	waitFile(t, file, text)
+	after := harness.Command(t, "xmodmap", "-pke")
+	if before != after {
+		t.Errorf("keyboard mapping changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if _, symsAfter, _ := b.KeyboardMapping(); !slices.Equal(symsBefore, symsAfter) {
+		t.Error("GetKeyboardMapping differs after TypeText")
+	}
+}
+
+func TestTypeTextManyMissingSymbolsBatches(t *testing.T) {
+	b := open(t)
+	file, _ := startCat(t, b)
+	// More distinct missing symbols than Xvfb has spare keycodes.
+	var text []rune
+	for r := rune(0x4e00); r < 0x4e00+40; r++ {
+		text = append(text, r)
+	}
+	want := string(text) + "\n"
+	st, err := b.TypeText(t.Context(), want)
+	if err != nil {
+		t.Fatalf("TypeText: %v", err)
+	}
+	if st.Batches < 2 {
+		t.Errorf("stats %+v: want several batches", st)
+	}
+	waitFile(t, file, want)
+}
+
+func TestPressKeyAndHotkeyInXterm(t *testing.T) {
+	b := open(t)
+	file, _ := startCat(t, b)
+	steps := []string{"a", "shift+b", "Return", "ctrl+v", "Tab", "Return"}
+	for _, s := range steps {
+		kc, err := x11.ParseKeyCombo(s)
+		if err != nil {
+			t.Fatalf("ParseKeyCombo(%q): %v", s, err)
+		}
+		if err := b.PressCombo(t.Context(), kc); err != nil {
+			t.Fatalf("PressCombo(%q): %v", s, err)
+		}
+	}
+	// ctrl+v makes the tty take the next character (Tab) literally.
+	waitFile(t, file, "aB\n\t\n")
+}
+
+func TestHotkeyModifiersAroundKey(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	activate(t, b, xl.Window)
+	xl.Reset()
+	kc, err := x11.ParseKeyCombo("ctrl+shift+t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PressCombo(t.Context(), kc); err != nil {
+		t.Fatalf("PressCombo: %v", err)
+	}
+	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
+		return len(harness.Filter(evs, "key_release")) == 3
+	})
+	evs = harness.Filter(evs, "key_press", "key_release")
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Type+":"+x11.KeysymName(xprotoKeysym(e.Keysym)))
+	}
+	want := []string{"key_press:ctrl", "key_press:shift", "key_press:T", "key_release:T", "key_release:shift", "key_release:ctrl"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+	// The T press carries Control|Shift in its state.
+	if evs[2].State&(1|4) != 5 {
+		t.Errorf("state of t press = %#x, want Shift|Control", evs[2].State)
+	}
+	if b, k := b.Held(); len(b)+len(k) != 0 {
+		t.Errorf("Held() = %v, %v after PressCombo", b, k)
+	}
+}
+
+func TestUnknownKey(t *testing.T) {
+	for _, s := range []string{"ctrl+nosuchkey", "", "hyperdrive", "ctrl+"} {
+		if _, err := x11.ParseKeyCombo(s); !errorsIs(err, x11.ErrUnknownKey) {
+			t.Errorf("ParseKeyCombo(%q) = %v, want ErrUnknownKey", s, err)
+		}
+	}
+}
+
+func TestCancelReleasesEverything(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	w := windowOf(t, b, xl)
+	activate(t, b, w.ID)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	p := x11.Point{X: w.Frame.X + 10, Y: w.Frame.Y + 10}
+	err := b.Drag(ctx, p, x11.Point{X: p.X + 100, Y: p.Y + 100}, x11.ButtonLeft, 100, 5*time.Second, []string{"shift"})
+	if err == nil {
+		t.Fatal("Drag with a short deadline succeeded")
+	}
+	if bs, ks := b.Held(); len(bs)+len(ks) != 0 {
+		t.Errorf("Held() = %v, %v after a cancelled drag", bs, ks)
+	}
+	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
+		return len(harness.Filter(evs, "button_release")) == 1 && len(harness.Filter(evs, "key_release")) == 1
+	})
+	// And ButtonDown is undone by ReleaseAll.
+	if err := b.ButtonDown(t.Context(), p, x11.ButtonRight); err != nil {
+		t.Fatal(err)
+	}
+	b.ReleaseAll(t.Context())
+	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
+		return len(harness.Filter(evs, "button_release")) == 2
+	})
+}
+
+var _ = exec.Command

@@ -1,0 +1,156 @@
+package x11
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jezek/xgb/xproto"
+)
+
+// keymap is a snapshot of the server's core keyboard mapping.
+type keymap struct {
+	min, max xproto.Keycode
+	per      int
+	syms     []xproto.Keysym // (kc-min)*per + column
+	spare    []xproto.Keycode
+}
+
+// remapState remembers keycodes this backend remapped and their original rows, to restore.
+// Guarded by the input semaphore.
+type remapState struct {
+	orig map[xproto.Keycode][]xproto.Keysym
+	per  int
+}
+
+// loadKeymapLocked reads the current mapping. Preconditions: input semaphore held.
+func (b *Backend) loadKeymapLocked() (*keymap, error) {
+	setup := xproto.Setup(b.conn)
+	min, max := setup.MinKeycode, setup.MaxKeycode
+	r, err := xproto.GetKeyboardMapping(b.conn, min, byte(max-min+1)).Reply()
+	if err != nil {
+		return nil, xerr("GetKeyboardMapping", err)
+	}
+	km := &keymap{min: min, max: max, per: int(r.KeysymsPerKeycode), syms: r.Keysyms}
+	mods, err := xproto.GetModifierMapping(b.conn).Reply()
+	if err != nil {
+		return nil, xerr("GetModifierMapping", err)
+	}
+	for kc := int(min); kc <= int(max); kc++ {
+		// Keycode 8 is skipped: some clients treat the lowest keycode specially.
+		if kc == 8 || slices.Contains(mods.Keycodes, xproto.Keycode(kc)) {
+			continue
+		}
+		if _, remapped := b.remap.orig[xproto.Keycode(kc)]; remapped || km.empty(xproto.Keycode(kc)) {
+			km.spare = append(km.spare, xproto.Keycode(kc))
+		}
+	}
+	return km, nil
+}
+
+func (km *keymap) row(kc xproto.Keycode) []xproto.Keysym {
+	i := int(kc-km.min) * km.per
+	return km.syms[i : i+km.per]
+}
+
+func (km *keymap) empty(kc xproto.Keycode) bool {
+	for _, s := range km.row(kc) {
+		if s != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup finds a keycode that produces ks in column 0 (no shift) or 1 (shift).
+func (km *keymap) lookup(ks xproto.Keysym) (kc xproto.Keycode, shift bool, ok bool) {
+	if km == nil {
+		return 0, false, false
+	}
+	for col := 0; col < min(2, km.per); col++ {
+		for k := int(km.min); k <= int(km.max); k++ {
+			if km.syms[(k-int(km.min))*km.per+col] == ks {
+				return xproto.Keycode(k), col == 1, true
+			}
+		}
+	}
+	// Letters: a row with only the lower case also gives the upper case with shift.
+	if lower, isUpper := upperToLower(ks); isUpper {
+		if kc, sh, ok := km.lookup(lower); ok && !sh && km.row(kc)[1%km.per] == 0 {
+			return kc, true, true
+		}
+	}
+	return 0, false, false
+}
+
+func upperToLower(ks xproto.Keysym) (xproto.Keysym, bool) {
+	if (ks >= 'A' && ks <= 'Z') || (ks >= 0xc0 && ks <= 0xde && ks != 0xd7) {
+		return ks + 0x20, true
+	}
+	return 0, false
+}
+
+// slot is where a remapped keysym lives: a keycode, and whether Shift selects it.
+type slot struct {
+	kc    xproto.Keycode
+	shift bool
+}
+
+// capacity is how many symbols one batch can remap: two per spare keycode (columns 0 and 1).
+func (km *keymap) capacity() int { return 2 * len(km.spare) }
+
+// remapLocked maps the keysyms in syms to spare keycodes, two per keycode (the second
+// typed with Shift), with one ChangeKeyboardMapping request per keycode. It returns each
+// keysym's slot. Preconditions: input semaphore held; len(syms) <= km.capacity().
+func (b *Backend) remapLocked(km *keymap, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
+	if len(syms) > km.capacity() || km.per < 2 {
+		return nil, fmt.Errorf("%w: %d symbols, %d spare keycodes", ErrNoKeycode, len(syms), len(km.spare))
+	}
+	if b.remap.orig == nil {
+		b.remap.orig = map[xproto.Keycode][]xproto.Keysym{}
+	}
+	b.remap.per = km.per
+	out := make(map[xproto.Keysym]slot, len(syms))
+	for i := 0; i < len(syms); i += 2 {
+		kc := km.spare[i/2]
+		if _, saved := b.remap.orig[kc]; !saved {
+			b.remap.orig[kc] = slices.Clone(km.row(kc))
+		}
+		row := make([]xproto.Keysym, km.per)
+		row[0], row[1] = syms[i], syms[i]
+		out[syms[i]] = slot{kc: kc}
+		if i+1 < len(syms) {
+			row[1] = syms[i+1]
+			out[syms[i+1]] = slot{kc: kc, shift: true}
+		}
+		xproto.ChangeKeyboardMapping(b.conn, 1, kc, byte(km.per), row)
+		copy(km.row(kc), row)
+	}
+	return out, nil
+}
+
+// restoreKeymapLocked puts back every remapped keycode. Preconditions: input semaphore held.
+func (b *Backend) restoreKeymapLocked() {
+	if len(b.remap.orig) == 0 {
+		return
+	}
+	for kc, row := range b.remap.orig {
+		xproto.ChangeKeyboardMapping(b.conn, 1, kc, byte(b.remap.per), row)
+	}
+	clear(b.remap.orig)
+	_ = b.sync()
+}
+
+// KeyboardMapping returns the server's current core keyboard mapping: keysyms per keycode
+// and the keysyms of keycodes min..max. Tests compare it before and after typing.
+func (b *Backend) KeyboardMapping() (per int, syms []uint32, err error) {
+	setup := xproto.Setup(b.conn)
+	r, err := xproto.GetKeyboardMapping(b.conn, setup.MinKeycode, byte(setup.MaxKeycode-setup.MinKeycode+1)).Reply()
+	if err != nil {
+		return 0, nil, xerr("GetKeyboardMapping", err)
+	}
+	syms = make([]uint32, len(r.Keysyms))
+	for i, s := range r.Keysyms {
+		syms[i] = uint32(s)
+	}
+	return int(r.KeysymsPerKeycode), syms, nil
+}

@@ -1,0 +1,231 @@
+package x11
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// procTable tracks the processes this backend launched, each reaped by its own goroutine.
+type procTable struct {
+	// mu guards m.
+	mu sync.Mutex
+	m  map[int]*proc
+	wg sync.WaitGroup
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when reaped
+}
+
+func (t *procTable) init() { t.m = map[int]*proc{} }
+
+func (t *procTable) get(pid int) *proc {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[pid]
+}
+
+// stopAll terminates every launched process group still running and waits for the reapers.
+func (t *procTable) stopAll(log *slog.Logger) {
+	t.mu.Lock()
+	ps := make([]*proc, 0, len(t.m))
+	for _, p := range t.m {
+		ps = append(ps, p)
+	}
+	t.mu.Unlock()
+	for _, p := range ps {
+		_, _ = terminate(context.Background(), p.cmd.Process.Pid, p, 500*time.Millisecond)
+		log.Debug("x11 stopped launched process", "pid", p.cmd.Process.Pid)
+	}
+	t.wg.Wait()
+}
+
+// LaunchOptions describe an application to start.
+type LaunchOptions struct {
+	// Name is a program on PATH or an absolute path.
+	Name string
+	// Args are its arguments.
+	Args []string
+	// Env is added to the backend's environment (DISPLAY is always set to this display).
+	Env []string
+	// WindowTimeout bounds the wait for its first window (default 10 s; negative: no wait).
+	WindowTimeout time.Duration
+}
+
+// Launched is a started application.
+type Launched struct {
+	PID        int      `json:"pid"`
+	Executable string   `json:"executable"`
+	Windows    []Window `json:"windows"`
+	// WindowTimedOut is true when no window appeared within WindowTimeout.
+	WindowTimedOut bool `json:"window_timed_out"`
+	// Exited is true when the process ended before it showed a window.
+	Exited bool `json:"exited"`
+}
+
+// ResolveExecutable finds name on PATH (or checks an absolute path); ErrNotFound if absent.
+func ResolveExecutable(name string) (string, error) {
+	if name == "" || strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("%w: empty name", ErrNotFound)
+	}
+	if strings.Contains(name, "/") && !filepath.IsAbs(name) {
+		return "", fmt.Errorf("%w: %q is neither a name on PATH nor an absolute path", ErrNotFound, name)
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	return p, nil
+}
+
+// Launch starts an application in its own process group on this display, with stdin from
+// /dev/null, and waits until it maps its first top-level window (matched by pid) or
+// WindowTimeout passes. The process is reaped when it exits; Close stops it if it still runs.
+func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
+	if b.closed() {
+		return nil, ErrClosed
+	}
+	path, err := ResolveExecutable(opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, opts.Args...)
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(s string) bool {
+		return strings.HasPrefix(s, "DISPLAY=")
+	}), opts.Env...)
+	cmd.Env = append(cmd.Env, "DISPLAY="+b.display)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("x11: launch %s: %w", path, err)
+	}
+	pid := cmd.Process.Pid
+	b.log.Debug("x11 launched", "pid", pid, "path", path, "args", opts.Args)
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	b.procs.mu.Lock()
+	b.procs.m[pid] = p
+	b.procs.mu.Unlock()
+	b.procs.wg.Add(1)
+	go func() {
+		defer b.procs.wg.Done()
+		_ = cmd.Wait()
+		b.procs.mu.Lock()
+		delete(b.procs.m, pid)
+		b.procs.mu.Unlock()
+		close(p.done)
+	}()
+
+	out := &Launched{PID: pid, Executable: path}
+	timeout := opts.WindowTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	if timeout < 0 {
+		return out, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		changed := b.notify.wait()
+		wins, err := b.Windows(wctx)
+		if err == nil {
+			for _, w := range wins {
+				if w.PID == pid && w.Mapped {
+					out.Windows = append(out.Windows, w)
+				}
+			}
+			if len(out.Windows) > 0 {
+				return out, nil
+			}
+		}
+		select {
+		case <-p.done:
+			out.Exited = true
+			return out, nil
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			out.WindowTimedOut = true
+			return out, nil
+		case <-changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Launched reports whether pid is a running process this backend started.
+func (b *Backend) Launched(pid int) bool { return b.procs.get(pid) != nil }
+
+// Kill stops process pid: SIGTERM (to its process group when this backend launched it),
+// then SIGKILL after grace, and reaps it when it is our child. It returns ErrNoProcess when
+// no such process exists. forced reports whether SIGKILL was needed.
+func (b *Backend) Kill(ctx context.Context, pid int, grace time.Duration) (forced bool, err error) {
+	if pid <= 1 || !ProcessAlive(pid) {
+		return false, fmt.Errorf("%w: pid %d", ErrNoProcess, pid)
+	}
+	if grace <= 0 {
+		grace = 2 * time.Second
+	}
+	return terminate(ctx, pid, b.procs.get(pid), grace)
+}
+
+// terminate sends SIGTERM, waits up to grace, then SIGKILL, and waits for the end.
+func terminate(ctx context.Context, pid int, p *proc, grace time.Duration) (forced bool, err error) {
+	target := pid
+	if p != nil {
+		target = -pid // the whole process group we created
+	}
+	gone := func() <-chan struct{} {
+		if p != nil {
+			return p.done
+		}
+		ch := make(chan struct{})
+		go func() {
+			defer close(ch)
+			t := time.NewTicker(10 * time.Millisecond)
+			defer t.Stop()
+			deadline := time.After(grace + 2*time.Second)
+			for ProcessAlive(pid) {
+				select {
+				case <-t.C:
+				case <-deadline:
+					return
+				}
+			}
+		}()
+		return ch
+	}
+	if err := syscall.Kill(target, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return false, fmt.Errorf("x11: kill %d: %w", pid, err)
+	}
+	done := gone()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false, nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	_ = syscall.Kill(target, syscall.SIGKILL)
+	if p != nil {
+		<-p.done
+		return true, nil
+	}
+	<-done
+	if ProcessAlive(pid) {
+		return true, fmt.Errorf("x11: pid %d survived SIGKILL", pid)
+	}
+	return true, nil
+}

@@ -1,0 +1,245 @@
+package x11
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jezek/xgb/xproto"
+)
+
+// Button is a pointer button number as X numbers them.
+type Button int
+
+// Buttons. The wheel is buttons 4–7.
+const (
+	ButtonLeft       Button = 1
+	ButtonMiddle     Button = 2
+	ButtonRight      Button = 3
+	ButtonWheelUp    Button = 4
+	ButtonWheelDown  Button = 5
+	ButtonWheelLeft  Button = 6
+	ButtonWheelRight Button = 7
+)
+
+// String returns the button's name.
+func (b Button) String() string {
+	switch b {
+	case ButtonLeft:
+		return "left"
+	case ButtonMiddle:
+		return "middle"
+	case ButtonRight:
+		return "right"
+	case ButtonWheelUp:
+		return "wheel_up"
+	case ButtonWheelDown:
+		return "wheel_down"
+	case ButtonWheelLeft:
+		return "wheel_left"
+	case ButtonWheelRight:
+		return "wheel_right"
+	}
+	return fmt.Sprintf("button%d", int(b))
+}
+
+// ParseButton maps "left", "right" and "middle" ("" is left) to a Button.
+func ParseButton(s string) (Button, error) {
+	switch s {
+	case "", "left":
+		return ButtonLeft, nil
+	case "right":
+		return ButtonRight, nil
+	case "middle":
+		return ButtonMiddle, nil
+	}
+	return 0, fmt.Errorf("%w: button %q (want left, right or middle)", ErrInvalidArgument, s)
+}
+
+// Point is a position in root coordinates.
+type Point struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+// CheckPoint returns ErrOutOfBounds unless p lies on the screen.
+func (b *Backend) CheckPoint(p Point) error {
+	w, h := b.ScreenSize()
+	if p.X < 0 || p.Y < 0 || p.X >= w || p.Y >= h {
+		return fmt.Errorf("%w: (%d,%d) is outside the %dx%d screen", ErrOutOfBounds, p.X, p.Y, w, h)
+	}
+	return nil
+}
+
+// Pointer returns the pointer position in root coordinates.
+func (b *Backend) Pointer(ctx context.Context) (Point, error) {
+	if b.closed() {
+		return Point{}, ErrClosed
+	}
+	r, err := xproto.QueryPointer(b.conn, b.root).Reply()
+	if err != nil {
+		return Point{}, xerr("QueryPointer", err)
+	}
+	return Point{X: int(r.RootX), Y: int(r.RootY)}, nil
+}
+
+// MoveTo moves the pointer to p.
+func (b *Backend) MoveTo(ctx context.Context, p Point) error {
+	if err := b.CheckPoint(p); err != nil {
+		return err
+	}
+	if err := b.lockInput(ctx); err != nil {
+		return err
+	}
+	defer b.unlockInput()
+	b.motionLocked(p.X, p.Y)
+	return b.sync()
+}
+
+// Click moves to p and clicks button count times (1–3) with the modifier keys mods held.
+func (b *Backend) Click(ctx context.Context, p Point, btn Button, count int, mods []string) error {
+	if count < 1 || count > 3 {
+		return fmt.Errorf("%w: click count %d (want 1–3)", ErrInvalidArgument, count)
+	}
+	return b.pointerOp(ctx, p, mods, func() error {
+		for range count {
+			b.buttonLocked(btn, true)
+			b.buttonLocked(btn, false)
+		}
+		return nil
+	})
+}
+
+// ButtonDown moves to p and presses btn, leaving it held until ButtonUp or ReleaseAll.
+func (b *Backend) ButtonDown(ctx context.Context, p Point, btn Button) error {
+	return b.pointerOp(ctx, p, nil, func() error {
+		b.buttonLocked(btn, true)
+		return nil
+	})
+}
+
+// ButtonUp moves to p and releases btn.
+func (b *Backend) ButtonUp(ctx context.Context, p Point, btn Button) error {
+	return b.pointerOp(ctx, p, nil, func() error {
+		b.buttonLocked(btn, false)
+		return nil
+	})
+}
+
+// Scroll moves to p and turns the wheel amount notches (1–50) in direction dir
+// ("up", "down", "left", "right").
+func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, mods []string) error {
+	var btn Button
+	switch dir {
+	case "up":
+		btn = ButtonWheelUp
+	case "down":
+		btn = ButtonWheelDown
+	case "left":
+		btn = ButtonWheelLeft
+	case "right":
+		btn = ButtonWheelRight
+	default:
+		return fmt.Errorf("%w: scroll direction %q (want up, down, left or right)", ErrInvalidArgument, dir)
+	}
+	if amount < 1 || amount > 50 {
+		return fmt.Errorf("%w: scroll amount %d (want 1–50)", ErrInvalidArgument, amount)
+	}
+	return b.pointerOp(ctx, p, mods, func() error {
+		for range amount {
+			b.buttonLocked(btn, true)
+			b.buttonLocked(btn, false)
+		}
+		return nil
+	})
+}
+
+// Drag presses btn at from, moves to to in steps (1–200) spread over duration, and
+// releases it there. On cancellation the button is released where the pointer is.
+func (b *Backend) Drag(ctx context.Context, from, to Point, btn Button, steps int, duration time.Duration, mods []string) error {
+	if steps < 1 || steps > 200 {
+		return fmt.Errorf("%w: drag steps %d (want 1–200)", ErrInvalidArgument, steps)
+	}
+	if duration < 0 || duration > 10*time.Second {
+		return fmt.Errorf("%w: drag duration %v (want 0–10s)", ErrInvalidArgument, duration)
+	}
+	if err := b.CheckPoint(to); err != nil {
+		return err
+	}
+	return b.pointerOp(ctx, from, mods, func() error {
+		b.buttonLocked(btn, true)
+		if err := b.sync(); err != nil {
+			return err
+		}
+		pause := duration / time.Duration(steps)
+		for i := 1; i <= steps; i++ {
+			if pause > 0 {
+				if err := sleepCtx(ctx, pause); err != nil {
+					return err
+				}
+			} else if err := ctx.Err(); err != nil {
+				return err
+			}
+			x := from.X + (to.X-from.X)*i/steps
+			y := from.Y + (to.Y-from.Y)*i/steps
+			b.motionLocked(x, y)
+		}
+		b.buttonLocked(btn, false)
+		return nil
+	})
+}
+
+// pointerOp runs f at p with mods held, under the input semaphore. Whatever f leaves
+// pressed on an error stays tracked and is released; modifiers are always released.
+func (b *Backend) pointerOp(ctx context.Context, p Point, mods []string, f func() error) (err error) {
+	if err := b.CheckPoint(p); err != nil {
+		return err
+	}
+	modSyms, err := ParseModifiers(mods)
+	if err != nil {
+		return err
+	}
+	if err := b.lockInput(ctx); err != nil {
+		return err
+	}
+	defer b.unlockInput()
+	var km *keymap
+	if len(modSyms) > 0 {
+		if km, err = b.loadKeymapLocked(); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if err != nil {
+			b.releaseHeldLocked()
+		}
+	}()
+	var held []xproto.Keycode
+	for _, s := range modSyms {
+		kc, _, ok := km.lookup(s)
+		if !ok {
+			return fmt.Errorf("%w: modifier %s has no keycode", ErrUnknownKey, KeysymName(s))
+		}
+		b.keyLocked(kc, true)
+		held = append(held, kc)
+	}
+	b.motionLocked(p.X, p.Y)
+	if err := f(); err != nil {
+		return err
+	}
+	for i := len(held) - 1; i >= 0; i-- {
+		b.keyLocked(held[i], false)
+	}
+	return b.sync()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
