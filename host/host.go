@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/policy"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 )
@@ -277,21 +278,21 @@ func (h *Host) handshake(ctx context.Context) error {
 	}
 }
 
-func policyToProto(p *PolicySnapshot) *cuav1.PolicySnapshot {
-	if p == nil {
+func policyToProto(set *policy.Set) *cuav1.PolicySnapshot {
+	if set == nil || (set.Managed() == nil && set.User() == nil) {
 		return nil
 	}
-	layer := func(l *PolicyLayer) *cuav1.PolicyLayer {
+	layer := func(l *policy.Layer) *cuav1.PolicyLayer {
 		if l == nil {
 			return nil
 		}
-		out := &cuav1.PolicyLayer{Kind: l.Kind, Sha256: l.SHA256}
-		for _, f := range l.Files {
+		out := &cuav1.PolicyLayer{Kind: l.Kind().String(), Sha256: l.SHA256()}
+		for _, f := range l.Files() {
 			out.Files = append(out.Files, &cuav1.PolicyFile{Name: f.Name, Data: f.Data})
 		}
 		return out
 	}
-	return &cuav1.PolicySnapshot{Managed: layer(p.Managed), User: layer(p.User)}
+	return &cuav1.PolicySnapshot{Managed: layer(set.Managed()), User: layer(set.User())}
 }
 
 // PID returns the worker's process id.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/policy"
 )
 
 // Options configures Start.
@@ -33,9 +34,10 @@ type Options struct {
 
 	// Ceiling bounds every session. The zero value means authz.DefaultCeiling().
 	Ceiling authz.Ceiling
-	// Policy is the process-lifetime policy snapshot shipped to the worker; nil means no
-	// policy layer is configured.
-	Policy *PolicySnapshot
+	// Policy is the process-lifetime policy snapshot (from policy.LoadLayers) shipped to
+	// the worker, which re-parses it and checks its hashes; nil means no policy layer is
+	// configured.
+	Policy *policy.Set
 	// Display describes the X display the worker drives.
 	Display DisplayFacts
 	// ProtectedPIDs are processes no tool may target, in addition to the host's own pid.
@@ -58,28 +60,6 @@ type DisplayFacts struct {
 	Private bool
 	// ServerPID is the display server's pid when Private.
 	ServerPID int
-}
-
-// PolicySnapshot is the managed and user policy layers, as files.
-type PolicySnapshot struct {
-	Managed *PolicyLayer
-	User    *PolicyLayer
-}
-
-// PolicyLayer is one loaded policy layer.
-type PolicyLayer struct {
-	// Kind is "yaml" or "rego".
-	Kind string
-	// Files are the layer's files, in evaluation order.
-	Files []PolicyFile
-	// SHA256 is the layer's hex digest.
-	SHA256 string
-}
-
-// PolicyFile is one file of a policy layer.
-type PolicyFile struct {
-	Name string
-	Data []byte
 }
 
 // ConsentRequest is a worker's request to grant one operation on one resource.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/policy"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/tool"
 )
@@ -18,11 +19,56 @@ import (
 // authorizer is the worker's authorization pipeline, built once from Hello and immutable
 // afterwards.
 type authorizer struct {
-	now func() time.Time
+	now    func() time.Time
+	policy *policy.Set
 }
 
 func newAuthorizer(hello *cuav1.Hello, now func() time.Time) (*authorizer, error) {
-	return &authorizer{now: now}, nil
+	set, err := policyFromHello(hello.GetPolicy())
+	if err != nil {
+		return nil, err
+	}
+	return &authorizer{now: now, policy: set}, nil
+}
+
+// policyFromHello rebuilds the host's policy snapshot from the files it shipped and
+// refuses it unless every layer hashes to what the host computed.
+func policyFromHello(snap *cuav1.PolicySnapshot) (*policy.Set, error) {
+	layer := func(name string, l *cuav1.PolicyLayer) (*policy.Layer, error) {
+		if l == nil {
+			return nil, nil
+		}
+		var kind policy.Kind
+		switch l.GetKind() {
+		case "yaml":
+			kind = policy.KindYAML
+		case "rego":
+			kind = policy.KindRego
+		default:
+			return nil, fmt.Errorf("%s policy: unknown kind %q", name, l.GetKind())
+		}
+		files := make([]policy.File, 0, len(l.GetFiles()))
+		for _, f := range l.GetFiles() {
+			files = append(files, policy.File{Name: f.GetName(), Data: f.GetData()})
+		}
+		parsed, err := policy.Parse(kind, files)
+		if err != nil {
+			return nil, fmt.Errorf("%s policy: %w", name, err)
+		}
+		if !strings.EqualFold(parsed.SHA256(), l.GetSha256()) {
+			return nil, fmt.Errorf("%s policy: hash mismatch: host says %s, files hash to %s", name, l.GetSha256(), parsed.SHA256())
+		}
+		return parsed, nil
+	}
+	managed, err := layer(policy.LayerManaged, snap.GetManaged())
+	if err != nil {
+		return nil, err
+	}
+	user, err := layer(policy.LayerUser, snap.GetUser())
+	if err != nil {
+		return nil, err
+	}
+	return policy.NewSet(managed, user), nil
 }
 
 // admitManifest checks a CreateSession's manifest against its mode and hash and returns
@@ -51,7 +97,10 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 	if r != nil {
 		return nil, nil, r
 	}
-	name, args = sanitize(name, args)
+	name, args = policy.Sanitize(name, args)
+	if d := a.policy.Decide(ctx, name, args); !d.Allow {
+		return nil, nil, authz.Refuse(authz.CodePermissionDenied, "%s", d.Reason)
+	}
 	t, ok := s.w.reg.Lookup(name)
 	if !ok {
 		return nil, nil, authz.Refuse(authz.CodeUnclassifiedTool, "tool %q has no reviewed risk classification", name)
@@ -70,7 +119,8 @@ var emptyArgs = json.RawMessage("{}")
 
 // parseArgs decodes a call's arguments, which must be one JSON object.
 func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "{}" {
+	// Absent and null arguments are the empty object (MCP clients send both).
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "{}" || string(t) == "null" {
 		return map[string]any{}, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -88,25 +138,14 @@ func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
 	return m, nil
 }
 
-// sanitize drops every top-level argument whose key starts with "_" and canonicalises
-// tool aliases. It does not modify args.
-func sanitize(name string, args map[string]any) (string, map[string]any) {
-	if name == "type_text_chars" {
-		name = "type_text"
-	}
-	out := make(map[string]any, len(args))
-	for k, v := range args {
-		if !strings.HasPrefix(k, "_") {
-			out[k] = v
-		}
-	}
-	return name, out
-}
-
 // listTools answers ListTools for session s: the tools it may call.
 func (w *worker) listTools(s *session) *cuav1.ToolList {
 	out := &cuav1.ToolList{}
+	ctx := s.ctx
 	for _, t := range w.reg.Tools() {
+		if !w.authorizer.policy.Listed(ctx, t.Name) {
+			continue
+		}
 		ann, _ := json.Marshal(t.Annotations)
 		out.Tools = append(out.Tools, &cuav1.ToolInfo{
 			Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: ann,

@@ -31,6 +31,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	display := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
 	timeout := fs.Duration("timeout", 60*time.Second, "deadline for the call")
 	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
+	sf := addSessionFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,6 +54,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cua-host call: bad --log-level: %v\n", err)
 		return 2
 	}
+	setup, err := sf.resolve("cli", os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
+		return 2
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 
 	disp, err := openDisplay(ctx, *display, log)
@@ -68,6 +74,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Env:            disp.env,
 		Display:        disp.facts,
 		ProtectedPIDs:  disp.pids,
+		Ceiling:        setup.ceiling,
+		Policy:         setup.policy,
+		Consent:        setup.consent,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
@@ -75,7 +84,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 
-	sess, err := h.CreateSession(ctx, host.SessionSpec{Label: "cli"})
+	sess, err := h.CreateSession(ctx, setup.spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
 		return 1
