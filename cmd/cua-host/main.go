@@ -40,7 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "__worker":
-		return worker.Main(args[1:], worker.Config{NewRegistry: newRegistry})
+		return worker.Main(args[1:], worker.Config{NewRegistry: worker.DesktopRegistry})
 	case "call":
 		return runCall(ctx, args[1:], stdout, stderr)
 	case "policy":

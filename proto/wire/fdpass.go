@@ -74,11 +74,3 @@ func closeFDs(fds []int) {
 		unix.Close(fd)
 	}
 }
-
-func closeFiles(files []*os.File) {
-	for _, f := range files {
-		if f != nil {
-			f.Close()
-		}
-	}
-}

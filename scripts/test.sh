@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test.sh is the project's test command: it installs what the tests need (scripts/setup.sh,
+# idempotent), then checks formatting, vets, runs staticcheck, runs every test with the race
+# detector, and gives every fuzz target a few seconds.
+#
+#   scripts/test.sh              everything (what CI runs)
+#   FUZZTIME=30s scripts/test.sh longer fuzz smoke
+#   SKIP_SETUP=1 scripts/test.sh skip the package installation step
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ -n "${SKIP_SETUP:-}" ] || bash scripts/setup.sh
+
+# Tests treat a missing program as a failure, not a skip, when CI is set.
+export CI="${CI:-1}"
+FUZZTIME="${FUZZTIME:-3s}"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-clean:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+step "go test -race"
+go test -race -count=1 -timeout 20m ./...
+
+step "fuzz smoke (${FUZZTIME} each)"
+for pkg in $(go list ./...); do
+  for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
+    echo "-- $pkg $target"
+    go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >/dev/null
+  done
+done
+
+step "ok"

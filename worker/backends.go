@@ -1,0 +1,37 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/worker/desktop"
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// DesktopRegistry is the Config.NewRegistry of a shipped worker: the X11 desktop tools on
+// the display the host named in Hello. Without a usable display the tools are still
+// registered and refuse with `unsupported`, so the worker starts and says why.
+func DesktopRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error) {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	reg := tool.NewRegistry()
+	name := hello.GetDisplay().GetName()
+	var b *x11.Backend
+	var err error
+	if name == "" {
+		err = fmt.Errorf("%w: the host named no X display", x11.ErrNoDisplay)
+	} else {
+		b, err = x11.Open(ctx, x11.Options{Display: name, Logger: log})
+	}
+	if err != nil {
+		log.Warn("desktop backend unavailable", "display", name, "err", err)
+		desktop.Register(reg, nil, desktop.Options{Logger: log, Unavailable: err})
+		return reg, nil, nil
+	}
+	desktop.Register(reg, b, desktop.Options{Logger: log})
+	return reg, b, nil
+}
