@@ -12,11 +12,13 @@ import (
 
 // registerBuiltins adds the tools every worker has, whatever its backends.
 func (w *worker) registerBuiltins(reg *tool.Registry) {
+	w.registerConfig(reg)
 	reg.Register(tool.Tool{
 		Name:        "health_report",
 		Description: "Report the worker's pid, generation, protocol version and which backends are available.",
 		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+		Quick:       true,
 		Handler:     w.healthReport,
 	})
 	reg.Register(tool.Tool{
@@ -24,6 +26,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Description: "Describe the calling session: label, mode, expiry and manifest hash.",
 		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+		Quick:       true,
 		Handler:     w.getSession,
 	})
 }

@@ -9,45 +9,63 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/policy"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
 // startCall accepts one CallTool and returns the function that runs it (nil when the call
-// was refused here, NOT_STARTED, and already answered).
-func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) func() {
+// was refused here, NOT_STARTED, and already answered) and whether the tool is quick.
+func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (func(), bool) {
 	now := s.w.cfg.Now()
 	deadline := now.Add(s.w.cfg.DefaultDeadline)
 	if deadlineMS != 0 {
 		deadline = time.UnixMilli(deadlineMS)
 		if !now.Before(deadline) {
 			s.refuse(id, authz.CodeDeadlineExceeded, "the request's deadline passed before dispatch")
-			return nil
+			return nil, false
 		}
+	}
+	quick := false
+	if t, ok := s.w.reg.Lookup(policy.CanonicalTool(req.GetName())); ok {
+		quick = t.Quick
+	}
+	if quick {
+		// Run on the reader itself: nothing else reads the channel meanwhile, so there is
+		// nothing to cancel it and no concurrency to account for; the session's context
+		// still ends it on revocation.
+		ctx := deadlineCtx{Context: s.ctx, at: deadline}
+		return func() {
+			res := s.dispatch(ctx, nil, req.GetName(), req.GetArguments())
+			s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: res}})
+		}, true
 	}
 	s.mu.Lock()
 	if len(s.inflight) >= s.w.cfg.MaxInFlight {
 		s.mu.Unlock()
 		s.refuse(id, authz.CodeTooManyRequests, "%d calls are already in flight on this session", s.w.cfg.MaxInFlight)
-		return nil
+		return nil, false
 	}
-	ctx, cancel := context.WithDeadline(s.ctx, deadline)
+	cctx, cancel := context.WithCancelCause(s.ctx)
+	ctx := deadlineCtx{Context: cctx, at: deadline}
 	c := &inflightCall{cancel: cancel}
 	s.inflight[id] = c
 	s.mu.Unlock()
+	s.w.deadlines.add(c, deadline)
 
 	return func() {
-		defer cancel()
+		defer cancel(context.Canceled)
 		res := s.dispatch(ctx, c, req.GetName(), req.GetArguments())
+		s.w.deadlines.remove(c)
 		s.mu.Lock()
 		delete(s.inflight, id)
 		s.mu.Unlock()
 		s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: res}})
-	}
+	}, false
 }
 
 // dispatch is the one place every tool call passes: authorization first, then the handler,
-// then the outcome.
+// then the outcome. c is nil for a quick call run on the reader.
 func (s *session) dispatch(ctx context.Context, c *inflightCall, name string, rawArgs []byte) *cuav1.ToolResult {
 	if r := s.check(); r != nil {
 		return refusalResult(r.Code, r.Message)
@@ -63,7 +81,9 @@ func (s *session) dispatch(ctx context.Context, c *inflightCall, name string, ra
 		s.mu.Unlock()
 		return refusalResult(ctxCode(ctx), "the call was cancelled before dispatch")
 	}
-	c.started = true
+	if c != nil {
+		c.started = true
+	}
 	s.mu.Unlock()
 
 	res, err := invoke(ctx, t, call)
@@ -136,10 +156,11 @@ func errorResult(outcome cuav1.Outcome, code, msg string) *cuav1.ToolResult {
 }
 
 func ctxCode(ctx context.Context) authz.Code {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	cause := context.Cause(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(cause, context.DeadlineExceeded) {
 		return authz.CodeDeadlineExceeded
 	}
-	if errors.Is(context.Cause(ctx), errSessionEnded) {
+	if errors.Is(cause, errSessionEnded) {
 		return authz.CodeAuthorizationRevoked
 	}
 	return authz.CodeCanceled

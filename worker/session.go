@@ -60,7 +60,7 @@ var errSessionEnded = errors.New("session ended")
 
 // inflightCall is one call between acceptance and reply.
 type inflightCall struct {
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	// started is set once the handler was invoked (guarded by session.mu).
 	started bool
 }
@@ -205,11 +205,11 @@ func (s *session) revoke(code authz.Code, reason string) bool {
 }
 
 // serve is one of the session's goroutines. At any time one of them holds the reader role,
-// which owns lastRequestID. The reader runs each accepted call itself, so a quick call's
-// reply leaves from the goroutine that read the request with no handoff at all. A call that
-// is still running after handoffDelay has the reader role handed to an idle goroutine (or
-// a new one) so the channel keeps being read (Cancel keeps working); the caller then waits,
-// idle, to be handed the role again.
+// which owns lastRequestID. The reader runs a quick tool's call itself (tool.Tool.Quick), so
+// its reply leaves from the goroutine that read the request with no handoff at all. For any
+// other call it first hands the reader role to an idle goroutine (or a new one) so the
+// channel keeps being read while the call runs (Cancel keeps working), runs the call, and
+// then waits, idle, to be handed the role again.
 func (s *session) serve() {
 	defer s.w.wg.Done()
 	for {
@@ -223,7 +223,7 @@ func (s *session) serve() {
 			s.finish()
 			return
 		}
-		run, ok := s.handle(env)
+		run, quick, ok := s.handle(env)
 		if !ok {
 			s.finish()
 			return
@@ -231,19 +231,17 @@ func (s *session) serve() {
 		if run == nil {
 			continue
 		}
-		handoff := time.AfterFunc(handoffDelay, s.handOffReader)
-		run()
-		if handoff.Stop() {
-			continue // the call was quick; we still hold the reader role
+		if quick {
+			run()
+			continue
 		}
+		s.handOffReader()
+		run()
 		if !s.awaitReaderRole() {
 			return
 		}
 	}
 }
-
-// handoffDelay is how long a call may run on the reader before the reader role moves on.
-const handoffDelay = 500 * time.Microsecond
 
 // maxIdle bounds the idle goroutines a session keeps for reuse.
 const maxIdle = 4
@@ -294,27 +292,27 @@ func (s *session) finish() {
 	s.w.mu.Unlock()
 }
 
-// handle processes one envelope. It returns a call to run when one was accepted, and
-// false when the channel must be closed.
-func (s *session) handle(env *cuav1.Envelope) (run func(), ok bool) {
+// handle processes one envelope. It returns a call to run when one was accepted (and
+// whether its tool is quick), and false when the channel must be closed.
+func (s *session) handle(env *cuav1.Envelope) (run func(), quick bool, ok bool) {
 	id := env.GetRequestId()
 	switch env.GetBody().(type) {
 	case *cuav1.Envelope_ToolList, *cuav1.Envelope_ToolResult:
 		s.w.log.Warn("session channel protocol violation; closing it", "label", s.label, "reason", "unexpected_kind")
-		return nil, false
+		return nil, false, false
 	}
 	if id <= s.lastRequestID {
 		s.refuse(id, authz.CodeReplayedRequest, "request id %d is not greater than the last one (%d); replay refused", id, s.lastRequestID)
-		return nil, true
+		return nil, false, true
 	}
 	s.lastRequestID = id
 	if env.GetProtocolVersion() != s.w.version {
 		s.refuse(id, authz.CodeUnsupportedProtocolVersion, "envelope version %d; this channel speaks %d", env.GetProtocolVersion(), s.w.version)
-		return nil, true
+		return nil, false, true
 	}
 	if !bytes.Equal(env.GetGeneration(), s.w.generation) {
 		s.refuse(id, authz.CodeGenerationMismatch, "envelope generation does not match this worker")
-		return nil, true
+		return nil, false, true
 	}
 	switch body := env.GetBody().(type) {
 	case *cuav1.Envelope_Cancel:
@@ -322,13 +320,14 @@ func (s *session) handle(env *cuav1.Envelope) (run func(), ok bool) {
 	case *cuav1.Envelope_ListTools:
 		if r := s.check(); r != nil {
 			s.refuse(id, r.Code, "%s", r.Message)
-			return nil, true
+			return nil, false, true
 		}
 		s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolList{ToolList: s.w.listTools(s)}})
 	case *cuav1.Envelope_CallTool:
-		return s.startCall(id, env.GetDeadlineUnixMs(), body.CallTool), true
+		run, quick := s.startCall(id, env.GetDeadlineUnixMs(), body.CallTool)
+		return run, quick, true
 	}
-	return nil, true
+	return nil, false, true
 }
 
 // check refuses every request of a session that ended, expired or sat idle too long, and
@@ -365,7 +364,7 @@ func (s *session) cancelCall(target uint64) {
 		s.w.log.Debug("cancel of unknown request", "label", s.label, "request_id", target)
 		return
 	}
-	c.cancel()
+	c.cancel(context.Canceled)
 }
 
 func (s *session) refuse(id uint64, code authz.Code, format string, args ...any) {

@@ -33,6 +33,7 @@ type worker struct {
 	reg        *tool.Registry
 	closer     io.Closer
 	authorizer *authorizer
+	deadlines  *deadlines
 
 	// baseCtx is the parent of every call's context; stopping cancels it.
 	baseCtx    context.Context
@@ -64,6 +65,8 @@ func Run(ctx context.Context, ctrl *wire.ControlConn, cfg Config) error {
 	}
 	w.baseCtx, w.baseCancel = context.WithCancel(context.WithoutCancel(ctx))
 	defer w.baseCancel()
+	w.deadlines = newDeadlines(cfg.Now)
+	defer w.deadlines.stop()
 
 	// ctx cancellation unblocks the reader.
 	stopWatch := context.AfterFunc(ctx, func() { ctrl.CloseRead() })

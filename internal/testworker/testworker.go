@@ -43,6 +43,7 @@ func Register(reg *tool.Registry) {
 		Name:        "noop",
 		Description: "Do nothing (test only).",
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+		Quick:       true,
 		Handler: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 			return &tool.Result{}, nil
 		},

@@ -30,6 +30,11 @@ type Tool struct {
 	InputSchema json.RawMessage
 	// Annotations are MCP hints, not authorization.
 	Annotations Annotations
+	// Quick marks a tool that returns within microseconds and never blocks on anything
+	// but a bounded exchange with a local server. The worker runs a quick tool's calls on
+	// the session's reader goroutine (no handoff); other calls get their own goroutine so
+	// the session keeps reading (for Cancel) while they run.
+	Quick bool
 	// Handler runs the tool.
 	Handler Handler
 }
