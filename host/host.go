@@ -86,12 +86,17 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	defer childEnd.Close() // the child has its own copy once started
 	ctrl, err := wire.NewControlConn(hostEnd)
 	if err != nil {
 		childEnd.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
+	childEndOpen := true
+	defer func() {
+		if childEndOpen {
+			childEnd.Close()
+		}
+	}()
 	defer func() {
 		if err != nil {
 			ctrl.Close()
@@ -114,6 +119,10 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 
 	proc, err := startProcess(sp)
 	stderrW.Close()
+	// The child has its own copy now; ours must go at once, or a worker that dies before
+	// Ready would not be seen to close the channel.
+	childEnd.Close()
+	childEndOpen = false
 	if err != nil {
 		stderrR.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -138,13 +147,8 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		defer stderrR.Close()
 		forwardLogs(opts.Logger, proc.pid, stderrR)
 	}()
-	defer func() {
-		if err != nil {
-			h.stop()
-		}
-	}()
-
 	if err := h.handshake(ctx); err != nil {
+		h.stop() // kills and reaps the worker, drains its stderr
 		return nil, err
 	}
 	h.readerStarted = true
