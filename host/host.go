@@ -439,23 +439,6 @@ type RequestError struct {
 // Error implements error.
 func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
 
-func (h *Host) serveConsent(callID uint64, req *cuav1.ConsentRequest) {
-	h.consentWG.Add(1)
-	go func() {
-		defer h.consentWG.Done()
-		d := h.opts.Consent(h.consentCtx, ConsentRequest{
-			Session: req.GetLabel(), Tool: req.GetTool(), Resource: req.GetResource(),
-			Operation: req.GetOperation(), Description: req.GetDescription(),
-		})
-		reply := &cuav1.ControlFrame{ProtocolVersion: h.version, CallId: callID, Body: &cuav1.ControlFrame_ConsentDecision{
-			ConsentDecision: &cuav1.ConsentDecision{Granted: d.Granted, TtlSeconds: uint32(d.TTL / time.Second)},
-		}}
-		if err := h.ctrl.Send(reply, nil); err != nil {
-			h.log.Debug("send consent decision", "err", err)
-		}
-	}()
-}
-
 // Shutdown asks the worker to revoke every session and exit, and waits for it to exit or
 // ctx to end; then it releases everything as Close does.
 func (h *Host) Shutdown(ctx context.Context) error {

@@ -42,7 +42,10 @@ type Options struct {
 	Display DisplayFacts
 	// ProtectedPIDs are processes no tool may target, in addition to the host's own pid.
 	ProtectedPIDs []int
-	// Consent answers the worker's consent requests. Nil declines every request.
+	// Consent answers the worker's consent requests (standard sessions touching windows
+	// they did not launch, the whole display, the clipboard). Nil means there is no
+	// provider: such calls are refused with authorization_required. ConsentTTY prompts on
+	// the controlling terminal.
 	Consent ConsentFunc
 
 	// StartTimeout bounds spawn → Ready; zero means 10 s.
@@ -77,11 +80,16 @@ type ConsentRequest struct {
 // ConsentDecision answers a ConsentRequest.
 type ConsentDecision struct {
 	Granted bool
-	// TTL is how long the grant may be reused for the same resource and operation.
+	// TTL is how long the grant may be reused for the same resource and operation; zero
+	// grants this one call only. Whole seconds travel on the wire.
 	TTL time.Duration
+	// Unavailable says that no one could be asked (no terminal, no user session): the
+	// call is refused with authorization_required instead of authorization_declined.
+	Unavailable bool
 }
 
-// ConsentFunc decides a consent request. It must return promptly or honour ctx.
+// ConsentFunc decides a consent request. It must return promptly or honour ctx; it may be
+// called concurrently.
 type ConsentFunc func(ctx context.Context, req ConsentRequest) ConsentDecision
 
 func (o *Options) setDefaults() {
@@ -96,8 +104,5 @@ func (o *Options) setDefaults() {
 	}
 	if o.CloseGrace == 0 {
 		o.CloseGrace = 500 * time.Millisecond
-	}
-	if o.Consent == nil {
-		o.Consent = func(context.Context, ConsentRequest) ConsentDecision { return ConsentDecision{} }
 	}
 }

@@ -39,7 +39,9 @@ type SessionSpec struct {
 	Label string
 	// Mode is the session's permission mode; zero means authz.Standard.
 	Mode authz.Mode
-	// Manifest is the bounded manifest's YAML bytes (bounded mode only).
+	// Manifest is the bounded manifest's YAML bytes (bounded mode only). The worker parses
+	// it strictly (authz.ParseManifest) and refuses the session when it is invalid; its
+	// expires_after and idle_timeout shorten TTL and IdleTTL.
 	Manifest []byte
 	// TTL and IdleTTL are the session's lifetimes; zero means the ceiling's maximum.
 	TTL     time.Duration

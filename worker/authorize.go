@@ -3,10 +3,11 @@ package worker
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -17,18 +18,82 @@ import (
 )
 
 // authorizer is the worker's authorization pipeline, built once from Hello and immutable
-// afterwards.
+// afterwards (bind completes it once the registry exists, before Ready).
 type authorizer struct {
-	now    func() time.Time
-	policy *policy.Set
+	now func() time.Time
+	log *slog.Logger
+	// inventory is every tool this worker may know: the shipped inventory plus
+	// Config.ExtraInventory. Manifests are checked against it.
+	inventory *authz.Inventory
+	// pipe decides calls against the inventory restricted to the tools this worker
+	// registered (and the not_exposed entries): a call of any other tool is
+	// unclassified_tool here, whatever another worker may register.
+	pipe *authz.Pipeline
+	res  *resolver
 }
 
-func newAuthorizer(hello *cuav1.Hello, now func() time.Time) (*authorizer, error) {
+func newAuthorizer(hello *cuav1.Hello, cfg *Config) (*authorizer, error) {
 	set, err := policyFromHello(hello.GetPolicy())
 	if err != nil {
 		return nil, err
 	}
-	return &authorizer{now: now, policy: set}, nil
+	inv := authz.DefaultInventory()
+	if len(cfg.ExtraInventory) > 0 {
+		if inv, err = inv.With(cfg.ExtraInventory...); err != nil {
+			return nil, err
+		}
+	}
+	return &authorizer{
+		now:       cfg.Now,
+		log:       cfg.Logger,
+		inventory: inv,
+		pipe:      authz.NewPipeline(set, inv),
+		res:       &resolver{protect: newProtector(hello.GetProtectedPids()), selfPID: os.Getpid(), pinnable: map[string]bool{}},
+	}, nil
+}
+
+// bind completes the authorizer with the registry: the desktop to resolve targets through
+// (closer, when it implements Desktop) and which tools take pid and window_id. It logs every
+// registered tool the inventory does not expose: such a tool is never listed and every call
+// of it is refused.
+func (a *authorizer) bind(reg *tool.Registry, closer io.Closer) {
+	if d, ok := closer.(Desktop); ok {
+		a.res.desk = d
+	}
+	var here []authz.Entry
+	for _, e := range a.inventory.Entries() {
+		if _, registered := reg.Lookup(e.Tool); registered || !e.Exposed() {
+			here = append(here, e)
+		}
+	}
+	restricted, err := authz.NewInventory(here...)
+	if err != nil {
+		panic(err) // entries of a valid inventory stay valid
+	}
+	a.pipe = authz.NewPipeline(a.pipe.Policy(), restricted)
+	for _, t := range reg.Tools() {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(t.InputSchema, &schema) == nil && schema.Properties["pid"] != nil && schema.Properties["window_id"] != nil {
+			a.res.pinnable[t.Name] = true
+		}
+		if _, r := a.pipe.Inventory().Classify(t.Name); r != nil {
+			a.log.Warn("registered tool is not in the inventory; every call is refused", "tool", t.Name, "code", r.Code)
+		}
+	}
+}
+
+// policyHashes returns the SHA-256 of the managed and user policy layers ("" when absent).
+func (a *authorizer) policyHashes() (managed, user string) {
+	set := a.pipe.Policy()
+	if l := set.Managed(); l != nil {
+		managed = l.SHA256()
+	}
+	if l := set.User(); l != nil {
+		user = l.SHA256()
+	}
+	return managed, user
 }
 
 // policyFromHello rebuilds the host's policy snapshot from the files it shipped and
@@ -71,39 +136,42 @@ func policyFromHello(snap *cuav1.PolicySnapshot) (*policy.Set, error) {
 	return policy.NewSet(managed, user), nil
 }
 
-// admitManifest checks a CreateSession's manifest against its mode and hash and returns
-// the hash the session is bound to.
-func (a *authorizer) admitManifest(mode authz.Mode, manifest []byte, wantHash string) (string, error) {
-	switch {
-	case mode == authz.Bounded && len(manifest) == 0:
-		return "", fmt.Errorf("a bounded session needs a manifest")
-	case mode != authz.Bounded && len(manifest) > 0:
-		return "", fmt.Errorf("only bounded sessions take a manifest (mode %s)", mode)
-	case len(manifest) == 0:
-		return "", nil
-	}
-	sum := sha256.Sum256(manifest)
-	got := hex.EncodeToString(sum[:])
-	if !strings.EqualFold(got, wantHash) {
-		return "", fmt.Errorf("manifest hash mismatch: frame says %q, bytes hash to %s", wantHash, got)
-	}
-	return got, nil
-}
-
 // authorize runs the pipeline of docs/security.md for one call and returns what the
 // handler will see. Any refusal means nothing ran.
+//
+//  1. decode the arguments; the session's context comes from the channel (s), never from
+//     the request;
+//  2. sanitize: drop `_`-prefixed keys, canonicalize the tool name;
+//  3. session state: ended, revoked, expired or idle-expired sessions are refused;
+//     4–7. resolve the target, then hard invariants, policy, classification and mode
+//     (authz.Pipeline.Decide), asking the host for consent when standard mode needs it;
+//  8. the caller invokes the handler with the call's deadline.
 func (a *authorizer) authorize(ctx context.Context, s *session, name string, rawArgs []byte) (*tool.Call, *tool.Tool, *authz.Refusal) {
 	args, r := parseArgs(rawArgs)
 	if r != nil {
 		return nil, nil, r
 	}
 	name, args = policy.Sanitize(name, args)
-	if d := a.policy.Decide(ctx, name, args); !d.Allow {
-		return nil, nil, authz.Refuse(authz.CodePermissionDenied, "%s", d.Reason)
+	if r := s.check(); r != nil {
+		return nil, nil, r
+	}
+	e, _ := a.pipe.Inventory().Lookup(name)
+	res := a.res.resolve(ctx, s, name, e, args)
+	d := a.pipe.Decide(ctx, s.actx, name, args, &res.Target, &s.grants, a.now())
+	if d.Refusal != nil {
+		return nil, nil, d.Refusal
 	}
 	t, ok := s.w.reg.Lookup(name)
 	if !ok {
-		return nil, nil, authz.Refuse(authz.CodeUnclassifiedTool, "tool %q has no reviewed risk classification", name)
+		return nil, nil, authz.Refuse(authz.CodeUnsupported, "tool %q is not available in this worker", name)
+	}
+	if d.NeedsConsent {
+		if r := s.obtainConsent(ctx, name, d.Resource); r != nil {
+			return nil, nil, r
+		}
+	}
+	if res.pinWindow != 0 {
+		args["pid"], args["window_id"] = float64(res.pinPID), float64(res.pinWindow)
 	}
 	clean := emptyArgs
 	if len(args) > 0 {
@@ -123,13 +191,9 @@ func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "{}" || string(t) == "null" {
 		return map[string]any{}, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := json.Unmarshal(raw, &v); err != nil { // trailing data is an error too
 		return nil, authz.Refuse(authz.CodeInvalidArguments, "arguments are not valid JSON: %v", err)
-	}
-	if dec.More() {
-		return nil, authz.Refuse(authz.CodeInvalidArguments, "trailing data after the arguments object")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -138,15 +202,16 @@ func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
 	return m, nil
 }
 
-// listTools answers ListTools for session s: the tools it may call.
+// listTools answers ListTools for session s: the tools it may call, with the inventory's
+// annotations.
 func (w *worker) listTools(s *session) *cuav1.ToolList {
 	out := &cuav1.ToolList{}
-	ctx := s.ctx
 	for _, t := range w.reg.Tools() {
-		if !w.authorizer.policy.Listed(ctx, t.Name) {
+		e, ok := w.authorizer.pipe.Listed(s.ctx, s.actx, t.Name)
+		if !ok {
 			continue
 		}
-		ann, _ := json.Marshal(t.Annotations)
+		ann, _ := json.Marshal(e.Annotations)
 		out.Tools = append(out.Tools, &cuav1.ToolInfo{
 			Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: ann,
 		})

@@ -30,7 +30,7 @@ func inProcess(tb testing.TB, register func(*tool.Registry)) *client.Conn {
 				register(reg)
 			}
 			return reg, nil, nil
-		}})
+		}, ExtraInventory: []authz.Entry{authz.MetadataOnly("noop", "Do nothing (test only).", authz.R0, authz.ResourceNone, authz.Annotations{})}})
 	}()
 	gen := make([]byte, GenerationLen)
 	hc.Send(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Hello{Hello: &cuav1.Hello{

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
@@ -28,6 +29,13 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
 		Quick:       true,
 		Handler:     w.getSession,
+	})
+	reg.Register(tool.Tool{
+		Name:        "end_session",
+		Description: "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended.",
+		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
+		Annotations: tool.Annotations{Destructive: true, Idempotent: true},
+		Handler:     w.endSession,
 	})
 }
 
@@ -82,6 +90,19 @@ type sessionInfo struct {
 	IdleTimeout    string `json:"idle_timeout"`
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
 	LaunchedPIDs   []int  `json:"launched_pids"`
+	// ConsentGrants counts the live consent grants (standard mode).
+	ConsentGrants int `json:"consent_grants"`
+}
+
+// callerSession returns the session a call came from.
+func (w *worker) callerSession(call *tool.Call) (*session, error) {
+	w.mu.Lock()
+	s := w.sessions[call.Session.Label]
+	w.mu.Unlock()
+	if s == nil || s.state != call.Session {
+		return nil, fmt.Errorf("session %q is gone", call.Session.Label)
+	}
+	return s, nil
 }
 
 func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -89,19 +110,40 @@ func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result,
 	if err := call.Decode(&none); err != nil {
 		return nil, err
 	}
-	w.mu.Lock()
-	s := w.sessions[call.Session.Label]
-	w.mu.Unlock()
-	if s == nil || s.state != call.Session {
-		return nil, fmt.Errorf("session %q is gone", call.Session.Label)
+	s, err := w.callerSession(call)
+	if err != nil {
+		return nil, err
 	}
 	info := sessionInfo{
 		Label:          s.label,
-		Mode:           s.mode.String(),
-		ExpiresAt:      s.expires.UTC().Format(time.RFC3339),
-		IdleTimeout:    s.idleTTL.String(),
-		ManifestSHA256: s.manifestSHA256,
+		Mode:           s.actx.Mode.String(),
+		ExpiresAt:      s.actx.Expires.UTC().Format(time.RFC3339),
+		IdleTimeout:    s.actx.IdleTTL.String(),
+		ManifestSHA256: s.actx.ManifestSHA256,
 		LaunchedPIDs:   call.Session.LaunchedPIDs(),
+		ConsentGrants:  s.grants.Len(),
 	}
-	return tool.TextResult(fmt.Sprintf("session %s: mode %s, expires %s", info.Label, info.Mode, info.ExpiresAt), info), nil
+	text := fmt.Sprintf("session %s: mode %s, expires %s, idle timeout %s", info.Label, info.Mode, info.ExpiresAt, info.IdleTimeout)
+	if info.ManifestSHA256 != "" {
+		text += ", manifest sha256 " + info.ManifestSHA256
+	}
+	return tool.TextResult(text, info), nil
+}
+
+// endSession ends the calling session. The call itself completes; every later request on
+// the channel is refused with session_ended.
+func (w *worker) endSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	var none struct{}
+	if err := call.Decode(&none); err != nil {
+		return nil, err
+	}
+	s, err := w.callerSession(call)
+	if err != nil {
+		return nil, err
+	}
+	s.revoke(authz.CodeSessionEnded, "the session was ended by end_session")
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 50*time.Millisecond)
+	w.reg.Release(rctx)
+	cancel()
+	return tool.TextResult(fmt.Sprintf("session %s ended", s.label), map[string]any{"label": s.label, "ended": true}), nil
 }

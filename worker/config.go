@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cua-host/cua-host/authz"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/tool"
 )
@@ -22,8 +23,15 @@ type Config struct {
 	Logger *slog.Logger
 	// NewRegistry builds the tool registry once Hello has been accepted and before Ready
 	// is sent; it may open backends (the X display named in hello.Display). The returned
-	// closer, if any, is closed when the worker stops. Nil means an empty registry.
+	// closer, if any, is closed when the worker stops; when it also implements Desktop
+	// (*x11.Backend does), the authorizer resolves window targets through it, and without
+	// one every call that names a window is refused. Nil means an empty registry.
 	NewRegistry func(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error)
+	// ExtraInventory classifies tools that only this worker registers, on top of the
+	// shipped inventory (authz.DefaultInventory). internal/testworker uses it for its
+	// test-only tools; shipped workers leave it nil, so an unreviewed tool is refused with
+	// unclassified_tool.
+	ExtraInventory []authz.Entry
 	// HelloTimeout bounds the wait for Hello; zero means 10 s.
 	HelloTimeout time.Duration
 	// DefaultDeadline applies to calls whose envelope carries none; zero means 120 s.

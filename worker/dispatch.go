@@ -67,9 +67,6 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 // dispatch is the one place every tool call passes: authorization first, then the handler,
 // then the outcome. c is nil for a quick call run on the reader.
 func (s *session) dispatch(ctx context.Context, c *inflightCall, name string, rawArgs []byte) *cuav1.ToolResult {
-	if r := s.check(); r != nil {
-		return refusalResult(r.Code, r.Message)
-	}
 	call, t, refusal := s.w.authorizer.authorize(ctx, s, name, rawArgs)
 	if refusal != nil {
 		s.w.log.Info("call refused", "label", s.label, "tool", name, "code", refusal.Code, "message", refusal.Message)

@@ -61,7 +61,7 @@ func (w *worker) handshake(ctx context.Context) error {
 		w.controlError(0, authz.CodeInvalidRequest, "invalid ceiling: %v", err)
 		return fmt.Errorf("hello: invalid ceiling: %w", err)
 	}
-	authorizer, err := newAuthorizer(hello, w.cfg.Now)
+	authorizer, err := newAuthorizer(hello, &w.cfg)
 	if err != nil {
 		w.controlError(0, authz.CodeInvalidRequest, "%v", err)
 		return fmt.Errorf("hello: %w", err)
@@ -87,6 +87,7 @@ func (w *worker) handshake(ctx context.Context) error {
 	}
 	w.registerBuiltins(reg)
 	w.reg = reg
+	authorizer.bind(reg, w.closer)
 
 	caps := []string{}
 	for _, c := range reg.Capabilities() {

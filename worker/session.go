@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -19,16 +20,20 @@ import (
 // (label, mode, manifest hash, lifetimes) is fixed at creation; nothing a request carries
 // can change it.
 type session struct {
-	w       *worker
-	conn    *wire.SessionConn
-	label   string
-	mode    authz.Mode
-	created time.Time
-	expires time.Time
-	idleTTL time.Duration
-	// manifestSHA256 is the hash of the bounded manifest, or "".
+	w     *worker
+	conn  *wire.SessionConn
+	label string
+	// actx is the session's immutable authorization context (mode, manifest, lifetimes),
+	// bound to this channel at CreateSession.
+	actx *authz.Context
+	// mode, expires, idleTTL and manifestSHA256 are copies of actx's fields, immutable.
+	mode           authz.Mode
+	expires        time.Time
+	idleTTL        time.Duration
 	manifestSHA256 string
 	state          *tool.Session
+	// grants are the session's consent grants; revoked when the session ends.
+	grants authz.Grants
 
 	// ctx is cancelled when the session is revoked or ends; in-flight calls derive from it.
 	ctx    context.Context
@@ -43,6 +48,8 @@ type session struct {
 	endedReason string
 	// inflight maps request ids to running calls.
 	inflight map[uint64]*inflightCall
+	// asking maps grant scopes to the consent request in flight for them.
+	asking map[authz.GrantKey]*pendingConsent
 
 	// idle counts goroutines waiting in awaitReaderRole.
 	idle int
@@ -87,30 +94,35 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		w.controlError(callID, authz.CodePermissionDenied, "session %q: %v", label, err)
 		return
 	}
-	manifestHash, err := w.authorizer.admitManifest(mode, req.GetManifest(), req.GetManifestSha256())
+	now := w.cfg.Now()
+	actx, err := authz.NewContext(w.ceiling, authz.SessionRequest{
+		Label: label, Mode: mode, Manifest: req.GetManifest(), ManifestSHA256: req.GetManifestSha256(), TTL: ttl, IdleTTL: idle,
+	}, w.authorizer.inventory, now)
 	if err != nil {
 		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
 		return
 	}
+	actx.Generation = hex.EncodeToString(w.generation)
+	actx.ManagedPolicySHA256, actx.UserPolicySHA256 = w.authorizer.policyHashes()
 	conn, err := wire.NewSessionConn(fd)
 	fd = nil // NewSessionConn took ownership
 	if err != nil {
 		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
 		return
 	}
-	now := w.cfg.Now()
 	s := &session{
 		w:              w,
 		conn:           conn,
 		label:          label,
-		mode:           mode,
-		created:        now,
-		expires:        now.Add(ttl),
-		idleTTL:        idle,
-		manifestSHA256: manifestHash,
+		actx:           actx,
+		mode:           actx.Mode,
+		expires:        actx.Expires,
+		idleTTL:        actx.IdleTTL,
+		manifestSHA256: actx.ManifestSHA256,
 		state:          tool.NewSession(label, mode.String()),
 		lastActivity:   now,
 		inflight:       map[uint64]*inflightCall{},
+		asking:         map[authz.GrantKey]*pendingConsent{},
 		promote:        make(chan struct{}),
 		gone:           make(chan struct{}),
 	}
@@ -134,9 +146,9 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 	w.wg.Add(1)
 	w.mu.Unlock()
 
-	w.log.Info("session created", "label", label, "mode", mode.String(), "ttl", ttl, "idle_ttl", idle)
+	w.log.Info("session created", "label", label, "mode", mode.String(), "expires", actx.Expires, "idle_ttl", actx.IdleTTL, "manifest_sha256", actx.ManifestSHA256)
 	w.sendControl(callID, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_SessionCreated{SessionCreated: &cuav1.SessionCreated{
-		Label: label, ExpiresAtUnixMs: s.expires.UnixMilli(),
+		Label: label, ExpiresAtUnixMs: actx.Expires.UnixMilli(),
 	}}}, nil)
 	go s.serve()
 }
@@ -199,6 +211,7 @@ func (s *session) revoke(code authz.Code, reason string) bool {
 	}
 	s.ended, s.endedReason = code, reason
 	s.mu.Unlock()
+	s.grants.Revoke()
 	s.cancel(errSessionEnded)
 	s.w.log.Info("session ended", "label", s.label, "code", code, "reason", reason)
 	return true
@@ -337,19 +350,21 @@ func (s *session) check() *authz.Refusal {
 	s.mu.Lock()
 	if s.ended == "" {
 		switch {
-		case !now.Before(s.expires):
+		case !now.Before(s.actx.Expires):
 			s.ended, s.endedReason = authz.CodeSessionEnded, "the session's lifetime is over"
-		case now.Sub(s.lastActivity) > s.idleTTL:
-			s.ended, s.endedReason = authz.CodeAuthorizationExpired, fmt.Sprintf("the session was idle for more than %v", s.idleTTL)
+		case now.Sub(s.lastActivity) > s.actx.IdleTTL:
+			s.ended, s.endedReason = authz.CodeAuthorizationExpired, fmt.Sprintf("the session was idle for more than %v", s.actx.IdleTTL)
 		default:
 			s.lastActivity = now
 			s.mu.Unlock()
 			return nil
 		}
+		code, reason := s.ended, s.endedReason
 		s.mu.Unlock()
+		s.grants.Revoke()
 		s.cancel(errSessionEnded)
-		s.w.log.Info("session ended", "label", s.label, "code", s.ended, "reason", s.endedReason)
-		return &authz.Refusal{Code: s.ended, Message: s.endedReason}
+		s.w.log.Info("session ended", "label", s.label, "code", code, "reason", reason)
+		return &authz.Refusal{Code: code, Message: reason}
 	}
 	r := &authz.Refusal{Code: s.ended, Message: s.endedReason}
 	s.mu.Unlock()

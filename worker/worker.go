@@ -44,7 +44,7 @@ type worker struct {
 	sessions       map[string]*session
 	stopping       bool
 	nextCallID     uint64
-	consentWaiters map[uint64]chan *cuav1.ConsentDecision
+	consentWaiters map[uint64]chan consentReply
 
 	// wg counts session readers and call goroutines.
 	wg sync.WaitGroup
@@ -61,7 +61,7 @@ func Run(ctx context.Context, ctrl *wire.ControlConn, cfg Config) error {
 		log:            cfg.Logger,
 		ctrl:           ctrl,
 		sessions:       map[string]*session{},
-		consentWaiters: map[uint64]chan *cuav1.ConsentDecision{},
+		consentWaiters: map[uint64]chan consentReply{},
 	}
 	w.baseCtx, w.baseCancel = context.WithCancel(context.WithoutCancel(ctx))
 	defer w.baseCancel()
@@ -106,7 +106,10 @@ func (w *worker) serveControl() error {
 		case *cuav1.ControlFrame_RevokeSession:
 			w.revokeSession(frame.GetCallId(), body.RevokeSession)
 		case *cuav1.ControlFrame_ConsentDecision:
-			w.deliverConsent(frame.GetCallId(), body.ConsentDecision)
+			w.deliverConsent(frame.GetCallId(), consentReply{decision: body.ConsentDecision})
+		case *cuav1.ControlFrame_Error:
+			// The host answers a ConsentRequest it could put to no one with an error.
+			w.deliverConsent(frame.GetCallId(), consentReply{err: body.Error})
 		case *cuav1.ControlFrame_Shutdown:
 			return ErrShutdown
 		default:

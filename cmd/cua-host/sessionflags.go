@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -29,7 +31,7 @@ func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.StringVar(&f.mode, "mode", "standard", "permission mode: standard, bounded or unrestricted")
 	fs.StringVar(&f.manifest, "manifest", "", "bounded manifest (YAML); required with --mode bounded")
 	fs.BoolVar(&f.bypass, "dangerously-bypass-approvals", false, "required with --mode unrestricted: skip consent prompts")
-	fs.StringVar(&f.consent, "consent", "deny", "consent provider for standard mode: deny or tty")
+	fs.StringVar(&f.consent, "consent", "deny", "consent provider for standard mode: deny (refuse with authorization_required) or tty (ask on /dev/tty)")
 	fs.DurationVar(&f.sessionTTL, "session-ttl", 8*time.Hour, "session lifetime (≤ 24h)")
 	fs.DurationVar(&f.idleTTL, "idle-ttl", 30*time.Minute, "idle timeout (≤ session TTL)")
 	fs.StringVar(&f.policyPath, "policy", "", "user policy file or Rego directory (default $"+policy.EnvPolicyFile+")")
@@ -44,7 +46,14 @@ type sessionSetup struct {
 	policy  *policy.Set
 	spec    host.SessionSpec
 	consent host.ConsentFunc
+	// manifest is the parsed bounded manifest (nil in other modes); the worker parses
+	// the same bytes again and checks their hash.
+	manifest *authz.Manifest
 }
+
+// envDisableUnrestricted, when true (1, true, yes, on), forbids --mode unrestricted: a
+// managed machine's way to keep approvals on.
+const envDisableUnrestricted = "CUA_HOST_DISABLE_UNRESTRICTED"
 
 // maxTTL bounds --session-ttl as the reference system does.
 const maxTTL = 24 * time.Hour
@@ -66,19 +75,23 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		return nil, fmt.Errorf("permission mode bounded requires --manifest <path>")
 	case f.manifest != "" && mode != authz.Bounded:
 		return nil, fmt.Errorf("--manifest applies only to --mode bounded (got --mode %s)", mode)
+	case mode == authz.Unrestricted && truthy(getenv(envDisableUnrestricted)):
+		return nil, fmt.Errorf("permission mode unrestricted is disabled by managed startup configuration (%s)", envDisableUnrestricted)
 	}
-	if f.sessionTTL <= 0 || f.sessionTTL > maxTTL {
-		return nil, fmt.Errorf("--session-ttl %v must be in (0, %v]", f.sessionTTL, maxTTL)
+	if f.sessionTTL < time.Second || f.sessionTTL > maxTTL {
+		return nil, fmt.Errorf("--session-ttl %v must be in [1s, %v]", f.sessionTTL, maxTTL)
 	}
-	if f.idleTTL <= 0 || f.idleTTL > f.sessionTTL {
-		return nil, fmt.Errorf("--idle-ttl %v must be in (0, --session-ttl %v]", f.idleTTL, f.sessionTTL)
+	if f.idleTTL < time.Second || f.idleTTL > f.sessionTTL {
+		return nil, fmt.Errorf("--idle-ttl %v must be in [1s, --session-ttl %v]", f.idleTTL, f.sessionTTL)
 	}
 	var consent host.ConsentFunc
 	switch f.consent {
 	case "deny":
-		consent = nil // the host declines every request
+		consent = nil // no provider: consent-needing calls are refused authorization_required
+	case "tty":
+		consent = host.ConsentTTY(host.TTYConsentOptions{})
 	default:
-		return nil, fmt.Errorf("--consent %q: want deny", f.consent)
+		return nil, fmt.Errorf("--consent %q: want deny or tty", f.consent)
 	}
 	managedPath, userPath := policy.ResolvePaths(f.managedPolicy, f.policyPath, getenv)
 	set, err := policy.LoadLayers(managedPath, userPath)
@@ -86,20 +99,41 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	var manifest []byte
+	var parsed *authz.Manifest
+	ttl, idle := f.sessionTTL, f.idleTTL
 	if f.manifest != "" {
 		if manifest, err = os.ReadFile(f.manifest); err != nil {
 			return nil, fmt.Errorf("manifest: %w", err)
 		}
+		if parsed, err = authz.ParseManifest(manifest, authz.DefaultInventory()); err != nil {
+			var me *authz.ManifestError
+			if errors.As(err, &me) {
+				me.File = f.manifest
+			}
+			return nil, err
+		}
+		// The manifest's lifetimes bound the session's.
+		ttl, idle = min(ttl, parsed.ExpiresAfter), min(idle, parsed.IdleTimeout)
 	}
 	return &sessionSetup{
 		ceiling: authz.Ceiling{
 			AllowedModes:             []authz.Mode{mode},
 			UnrestrictedAcknowledged: mode == authz.Unrestricted,
-			MaxSessionTTL:            f.sessionTTL,
-			MaxIdleTTL:               f.idleTTL,
+			MaxSessionTTL:            ttl,
+			MaxIdleTTL:               idle,
 		},
-		policy:  set,
-		spec:    host.SessionSpec{Label: label, Mode: mode, Manifest: manifest, TTL: f.sessionTTL, IdleTTL: f.idleTTL},
-		consent: consent,
+		policy:   set,
+		spec:     host.SessionSpec{Label: label, Mode: mode, Manifest: manifest, TTL: ttl, IdleTTL: idle},
+		consent:  consent,
+		manifest: parsed,
 	}, nil
+}
+
+// truthy reports whether an environment value means yes: 1, true, yes or on.
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }

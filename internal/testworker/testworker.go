@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cua-host/cua-host/authz"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -20,7 +21,7 @@ import (
 // "__worker") and exits; otherwise it returns. Call it first in TestMain.
 func MaybeRun() {
 	if len(os.Args) > 1 && os.Args[1] == "__worker" {
-		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: NewRegistry}))
+		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: NewRegistry, ExtraInventory: Inventory()}))
 	}
 }
 
@@ -29,6 +30,20 @@ func NewRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Cl
 	reg := tool.NewRegistry()
 	Register(reg)
 	return reg, nil, nil
+}
+
+// Inventory classifies the test-only tools for worker.Config.ExtraInventory: R0,
+// metadata_only, so a standard session runs them without consent and a bounded session
+// only when its manifest lists them. They never appear in the shipped inventory.
+func Inventory() []authz.Entry {
+	none := authz.ResourceNone
+	return []authz.Entry{
+		authz.MetadataOnly("noop", "Do nothing (test only).", authz.R0, none, authz.Annotations{ReadOnly: true, Idempotent: true}),
+		authz.MetadataOnly("marker", "Append a marker line to a file: the side-effect oracle (test only).", authz.R0, none, authz.Annotations{}),
+		authz.MetadataOnly("sleep", "Sleep (test only).", authz.R0, none, authz.Annotations{}),
+		authz.MetadataOnly("marker_after_sleep", "Sleep, then append a marker line (test only).", authz.R0, none, authz.Annotations{}),
+		authz.MetadataOnly("panic", "Panic (test only).", authz.R0, none, authz.Annotations{}),
+	}
 }
 
 // Register adds the test-only tools to reg:

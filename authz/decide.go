@@ -1,0 +1,128 @@
+package authz
+
+import (
+	"context"
+	"time"
+
+	"github.com/cua-host/cua-host/policy"
+)
+
+// Pipeline decides calls: stages 4–7 of docs/security.md (hard invariants, policy, risk
+// classification, mode). The worker runs stages 1–3 (decode and context, sanitize, session
+// state) and resolves the call's Target before it calls Decide, and invokes the tool after.
+// A Pipeline is immutable and safe for concurrent use.
+type Pipeline struct {
+	policy    *policy.Set
+	inventory *Inventory
+}
+
+// NewPipeline returns the pipeline of a worker: its policy snapshot (nil: no layer) and its
+// inventory (nil: the shipped one).
+func NewPipeline(set *policy.Set, inv *Inventory) *Pipeline {
+	if inv == nil {
+		inv = DefaultInventory()
+	}
+	return &Pipeline{policy: set, inventory: inv}
+}
+
+// Policy returns the pipeline's policy snapshot (nil: no layer configured).
+func (p *Pipeline) Policy() *policy.Set { return p.policy }
+
+// Inventory returns the pipeline's inventory.
+func (p *Pipeline) Inventory() *Inventory { return p.inventory }
+
+// Decision is the pipeline's answer for one call.
+type Decision struct {
+	// Entry is the tool's classification once stage 6 passed.
+	Entry *Entry
+	// Refusal, when set, refuses the call; nothing runs.
+	Refusal *Refusal
+	// NeedsConsent is set when the call may run only after the host's consent provider
+	// grants Resource (standard mode, a resource the session does not own, no live grant).
+	NeedsConsent bool
+	// Resource is the resource decided on (copied from the target).
+	Resource Resource
+}
+
+// Decide runs the hard invariants, the policy, the risk classification and the mode for a
+// sanitized call of tool with args by the session c, whose resolved target is t. grants are
+// the session's consent grants (nil: none). The decision depends only on these values: never
+// on another session.
+func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map[string]any, t *Target, grants *Grants, now time.Time) Decision {
+	// 4. Hard invariants, in every mode.
+	if t.SelfPID != 0 {
+		return refused(Refuse(CodeSelfTargetDenied, "process %d belongs to cua-host or its display and is never a target", t.SelfPID))
+	}
+	if t.ProtectedUIPID != 0 {
+		return refused(Refuse(CodeProtectedUIDenied, "the input would land on a window of protected process %d", t.ProtectedUIPID))
+	}
+	// 5. Policy: managed, then user; both must allow.
+	if d := p.policy.Decide(ctx, tool, args); !d.Allow {
+		return refused(Refuse(CodePermissionDenied, "%s", d.Reason))
+	}
+	// 6. Risk classification.
+	e, r := p.inventory.Classify(tool)
+	if r != nil {
+		return refused(r)
+	}
+	if t.Unresolved != nil {
+		return Decision{Entry: e, Refusal: t.Unresolved}
+	}
+	// 7. Mode.
+	d := Decision{Entry: e, Resource: t.Resource}
+	consent, r := CheckMode(c.Mode, c.Manifest, e, t.Resource)
+	switch {
+	case r != nil:
+		d.Refusal = r
+	case consent:
+		d.NeedsConsent = grants == nil || !grants.Covers(t.Resource.Key(), now)
+	}
+	return d
+}
+
+func refused(r *Refusal) Decision { return Decision{Refusal: r} }
+
+// CheckMode is stage 7 for a classified call: bounded sessions check the manifest,
+// standard sessions need consent for resources they do not own, unrestricted sessions pass.
+// It returns needsConsent when a grant (held or still to be asked) is required.
+func CheckMode(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent bool, refusal *Refusal) {
+	switch e.Behavior(mode) {
+	case Allow:
+		return false, nil
+	case RequireGrant:
+		return needsGrant(r), nil
+	case ManifestScoped:
+		if m == nil {
+			return false, Refuse(CodeOutsideManifest, "a bounded session has no manifest")
+		}
+		return false, m.Check(e, r)
+	}
+	return false, Refuse(CodePermissionDenied, "tool %q is denied in %s mode", e.Tool, mode)
+}
+
+// needsGrant reports whether a standard session needs consent for r: windows and processes
+// it did not launch, the whole display, and reading the clipboard.
+func needsGrant(r Resource) bool {
+	switch r.Kind {
+	case ResourceWindow, ResourceProcess:
+		return !r.Owned
+	case ResourceDisplay:
+		return true
+	case ResourceClipboard:
+		return r.Op == OpObserve
+	}
+	return false
+}
+
+// Listed reports whether tools/list should offer tool to session c: the tool is classified
+// and exposed, the policy lists it, and a bounded session's manifest allows it.
+func (p *Pipeline) Listed(ctx context.Context, c *Context, tool string) (*Entry, bool) {
+	e, r := p.inventory.Classify(tool)
+	if r != nil {
+		return nil, false
+	}
+	if c.Mode == Bounded && (c.Manifest == nil || !c.Manifest.Allows(tool)) {
+		return nil, false
+	}
+	return e, p.policy.Listed(ctx, tool)
+}

@@ -1,0 +1,127 @@
+package authz
+
+import "sync"
+
+// MCP annotation sets used by the shipped tools.
+var (
+	annReadOnly    = Annotations{ReadOnly: true, Idempotent: true}
+	annAction      = Annotations{}
+	annIdempotent  = Annotations{Idempotent: true}
+	annDestructive = Annotations{Destructive: true}
+	annEndSession  = Annotations{Destructive: true, Idempotent: true}
+)
+
+// active is an exposed tool whose resource checks are enforced.
+func active(tool, summary string, class Class, res ResourceKind, op Operation, shape Shape, ann Annotations, standard Behavior, refusal Code) Entry {
+	return Entry{
+		Tool: tool, Summary: summary, Class: class, Resource: res, Operation: op, Shape: shape, Annotations: ann,
+		State: StateActive, Standard: standard, Bounded: ManifestScoped, Unrestricted: Allow, Refusal: refusal,
+	}
+}
+
+// MetadataOnly returns the entry of an exposed tool that touches no protected resource:
+// allowed in standard and unrestricted mode, manifest-listed in bounded mode. Test workers
+// use it to classify their test-only tools.
+func MetadataOnly(tool, summary string, class Class, res ResourceKind, ann Annotations) Entry {
+	return Entry{
+		Tool: tool, Summary: summary, Class: class, Resource: res, Operation: OpNone, Shape: ShapeNone, Annotations: ann,
+		State: StateMetadataOnly, Standard: Allow, Bounded: ManifestScoped, Unrestricted: Allow, Refusal: CodeOutsideManifest,
+	}
+}
+
+// notExposed is a reference tool cua-host does not ship.
+func notExposed(tool, summary string, class Class, res ResourceKind) Entry {
+	return Entry{
+		Tool: tool, Summary: summary, Class: class, Resource: res, Operation: OpNone, Shape: ShapeNone,
+		State: StateNotExposed, Standard: Deny, Bounded: Deny, Unrestricted: Deny, Refusal: CodeUnsupported,
+	}
+}
+
+// shippedEntries is the reviewed table: every tool a shipped worker registers, and the
+// reference system's tools cua-host does not expose. Changing it changes docs/tools.md
+// (go generate ./authz) and `cua-host inventory`.
+func shippedEntries() []Entry {
+	const (
+		req = CodeAuthorizationRequired
+		out = CodeOutsideManifest
+	)
+	ptr, kbd := ShapePointer, ShapeKeyboard
+	return []Entry{
+		// Builtins: the worker and the calling session.
+		MetadataOnly("health_report", "Worker pid, generation, protocol version and backend availability.", R0, ResourceNone, annReadOnly),
+		MetadataOnly("get_session", "The calling session's label, mode, expiry and manifest hash.", R0, ResourceSession, annReadOnly),
+		MetadataOnly("end_session", "End the calling session; every later call is refused with session_ended.", R1, ResourceSession, annEndSession),
+		MetadataOnly("get_config", "The worker's effective configuration (read-only).", R0, ResourceNone, annReadOnly),
+
+		// Observation.
+		MetadataOnly("get_screen_size", "Desktop size in pixels.", R0, ResourceNone, annReadOnly),
+		MetadataOnly("get_cursor_position", "Pointer position in desktop coordinates.", R0, ResourceNone, annReadOnly),
+		active("list_windows", "Top-level windows with pid, title, class and frame.", R2, ResourceWindowList, OpObserve, ShapeNone, annReadOnly, Allow, out),
+		active("list_apps", "Processes owning windows, with executable and window ids.", R2, ResourceWindowList, OpObserve, ShapeNone, annReadOnly, Allow, out),
+		active("get_desktop_state", "Screenshot of the whole display plus the window list.", R3, ResourceDisplay, OpObserve, ShapeDisplay, annReadOnly, RequireGrant, req),
+		active("zoom", "Full-resolution capture of a region of one window.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
+		active("get_window_state", "One window's accessibility tree and screenshot.", R3, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
+		active("get_accessibility_tree", "One application's or window's accessibility tree.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
+
+		// Pointer input.
+		active("click", "Click in a window (window-relative) or on the desktop (scope desktop).", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("double_click", "Double-click, like click.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("right_click", "Right-click, like click.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("move_cursor", "Move the pointer, like click.", R1, ResourceWindow, OpInput, ptr, annIdempotent, RequireGrant, req),
+		active("mouse_button_down", "Press and hold a button (released at session end).", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("mouse_button_up", "Release a button.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("drag", "Press, move and release between two points.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("scroll", "Turn the mouse wheel at a point.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+
+		// Keyboard and element input.
+		active("type_text", "Type text into a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
+		active("press_key", "Press one key or combination in a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
+		active("hotkey", "Press a key combination in a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
+		active("set_value", "Set an accessible element's value through AT-SPI.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
+
+		// Windows and applications.
+		active("bring_to_front", "Raise a window and focus it.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
+		active("set_window_frame", "Move and resize a window.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
+		active("launch_app", "Start an application; its windows belong to the session.", R1, ResourceApplication, OpLaunch, ShapeExecutable, annAction, Allow, out),
+		active("kill_app", "Stop a process (SIGTERM, then SIGKILL).", R3, ResourceProcess, OpTerminate, ShapeProcess, annDestructive, RequireGrant, CodeForeignProcessTermination),
+
+		// Clipboard.
+		active("clipboard_read", "Read the clipboard as text.", R2, ResourceClipboard, OpObserve, ShapeClipboard, annReadOnly, RequireGrant, req),
+		active("clipboard_write", "Write text to the clipboard.", R1, ResourceClipboard, OpInput, ShapeClipboard, annIdempotent, Allow, out),
+
+		// Reference tools cua-host does not expose.
+		notExposed("start_session", "Sessions are minted by the trusted host, never by the agent.", R1, ResourceSession),
+		notExposed("list_sessions", "Other sessions are not visible to an agent.", R0, ResourceSession),
+		notExposed("set_config", "The configuration is fixed by the host.", R2, ResourceNone),
+		notExposed("check_permissions", "macOS TCC only.", R2, ResourceNone),
+		notExposed("invoke_menu", "Menu invocation by path.", R1, ResourceWindow),
+		notExposed("verify_state", "State assertions.", R2, ResourceWindow),
+		notExposed("mouse_drag", "Superseded by drag.", R1, ResourceWindow),
+		notExposed("parallel_mouse_drag", "Needs XInput2 multi-pointer.", R1, ResourceDisplay),
+		notExposed("screenshot", "Removed in the reference; use get_desktop_state or zoom.", R3, ResourceDisplay),
+		notExposed("start_recording", "Screen recording.", R2, ResourceDisplay),
+		notExposed("stop_recording", "Screen recording.", R3, ResourceDisplay),
+		notExposed("replay_trajectory", "Replays recorded input.", R3, ResourceDisplay),
+		notExposed("page", "Browser page scripting.", R3, ResourceWindow),
+		notExposed("browser_navigate", "Browser adapters.", R2, ResourceWindow),
+		notExposed("browser_set_input_files", "Browser file egress.", R3, ResourceWindow),
+		notExposed("run_shell", "Shell and network access are never exposed.", R3, ResourceNone),
+	}
+}
+
+var (
+	shippedOnce sync.Once
+	shipped     *Inventory
+)
+
+// DefaultInventory returns the shipped inventory. It is built once and shared.
+func DefaultInventory() *Inventory {
+	shippedOnce.Do(func() {
+		inv, err := NewInventory(shippedEntries()...)
+		if err != nil {
+			panic(err) // programmer error in the table; TestDefaultInventory catches it
+		}
+		shipped = inv
+	})
+	return shipped
+}

@@ -1,0 +1,333 @@
+// Package authze2e tests the authorization model end to end: a real host, a real worker process
+// (this test binary re-executed) with the desktop tools and the test-only tools, on a
+// private Xvfb display with openbox. The input oracle is xevlog (every event a window
+// received); the side-effect oracle is the marker tool.
+//
+// When Xvfb, openbox or xdotool is missing the tests skip, unless CI is set: then they fail.
+package authze2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/display"
+	"github.com/cua-host/cua-host/internal/testworker"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/worker"
+	"github.com/cua-host/cua-host/worker/tool"
+)
+
+// programs are what these tests need on PATH.
+var programs = []string{"Xvfb", "openbox", "xdotool"}
+
+var (
+	skipReason string
+	disp       *display.Display
+	// appA is the xevlog binary sessions launch (listed in bounded manifests); appB is a
+	// copy at another path, for windows no manifest lists.
+	appA, appB string
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: newRegistry, ExtraInventory: testworker.Inventory()}))
+	}
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0") // race-built workers otherwise linger at exit
+	}
+	code := run(m)
+	if err := goleak.Find(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// newRegistry is the shipped desktop registry plus the test-only tools (marker, noop…).
+func newRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error) {
+	reg, closer, err := worker.DesktopRegistry(ctx, hello)
+	if err != nil {
+		return nil, nil, err
+	}
+	testworker.Register(reg)
+	return reg, closer, nil
+}
+
+func run(m *testing.M) int {
+	var missing []string
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		skipReason = "missing programs: " + strings.Join(missing, ", ") + " (run scripts/setup.sh)"
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "cua-authz-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	appA = filepath.Join(dir, "app-a", "xevlog")
+	appB = filepath.Join(dir, "app-b", "xevlog")
+	for _, p := range []string{appA, appB} {
+		build := exec.Command("go", "build", "-o", p, "github.com/cua-host/cua-host/test/xevlog")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build xevlog:", err)
+			return 1
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	disp, err = display.Start(ctx, display.Options{WindowManager: true, Width: 1280, Height: 800})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start display:", err)
+		return 1
+	}
+	defer disp.Close()
+	for _, kv := range disp.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	return m.Run()
+}
+
+// requireDesktop skips (or, with CI set, fails) when the display could not be set up.
+func requireDesktop(t testing.TB) {
+	t.Helper()
+	if skipReason == "" {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("CI is set and %s", skipReason)
+	}
+	t.Skip(skipReason)
+}
+
+// startHost starts a host whose worker is this binary, on the private display.
+func startHost(t testing.TB, opts host.Options) *host.Host {
+	t.Helper()
+	requireDesktop(t)
+	opts.Env = append(opts.Env, disp.Env()...)
+	opts.Display = host.DisplayFacts{Name: disp.Name(), Private: true, ServerPID: disp.ServerPID()}
+	opts.ProtectedPIDs = append(opts.ProtectedPIDs, disp.PIDs()...)
+	if opts.Ceiling.AllowedModes == nil {
+		opts.Ceiling = authz.Ceiling{AllowedModes: []authz.Mode{authz.Standard, authz.Bounded, authz.Unrestricted},
+			UnrestrictedAcknowledged: true, MaxSessionTTL: time.Hour, MaxIdleTTL: time.Hour}
+	}
+	if os.Getenv("CUA_TEST_VERBOSE") != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.WorkerLogLevel = slog.LevelDebug
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := host.Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("host.Start: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func session(t testing.TB, h *host.Host, spec host.SessionSpec) *host.Session {
+	t.Helper()
+	s, err := h.CreateSession(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("CreateSession(%s): %v", spec.Label, err)
+	}
+	return s
+}
+
+func jsonArgs(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func call(t testing.TB, s *host.Session, name string, args any) host.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.Call(ctx, name, jsonArgs(args))
+	if err != nil {
+		t.Fatalf("Call(%s): %v", name, err)
+	}
+	return res
+}
+
+// check asserts a result: code "" means completed without error; otherwise NOT_STARTED
+// with that refusal code.
+func check(t testing.TB, what string, res host.Result, code authz.Code) bool {
+	t.Helper()
+	if code == "" {
+		if res.Outcome != host.Completed || res.IsError || res.Refusal != nil {
+			t.Errorf("%s = %s %s, want completed", what, res.Outcome, res.Text())
+			return false
+		}
+		return true
+	}
+	if res.Outcome != host.NotStarted || res.Refusal == nil || res.Refusal.Code != string(code) {
+		t.Errorf("%s = %s %s, want NOT_STARTED %s", what, res.Outcome, res.Text(), code)
+		return false
+	}
+	return true
+}
+
+// app is an xevlog window and the file its events go to.
+type app struct {
+	PID    int
+	Window uint32
+	log    string
+}
+
+// event is one xevlog line.
+type event struct {
+	Type   string `json:"type"`
+	Window uint32 `json:"window"`
+	Button int    `json:"button"`
+	X      int    `json:"x"`
+	Y      int    `json:"y"`
+	PID    int    `json:"pid"`
+}
+
+func (a *app) events(t testing.TB) []event {
+	t.Helper()
+	f, err := os.Open(a.log)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []event
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// count returns how many events of type typ the window logged.
+func (a *app) count(t testing.TB, typ string) int {
+	n := 0
+	for _, e := range a.events(t) {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// waitCount waits until the window logged at least n events of type typ.
+func (a *app) waitCount(t testing.TB, typ string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for a.count(t, typ) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("window 0x%x logged %d %s events, want %d", a.Window, a.count(t, typ), typ, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// startApp runs xevlog from exe as the user would (a child of the test, not of any
+// session) and waits for its window.
+func startApp(t testing.TB, exe, title string) *app {
+	t.Helper()
+	requireDesktop(t)
+	a := &app{log: filepath.Join(t.TempDir(), title+".jsonl")}
+	cmd := exec.Command(exe, "-title", title, "-width", "300", "-height", "200", "-out", a.log)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	a.PID = cmd.Process.Pid
+	a.waitReady(t)
+	return a
+}
+
+func (a *app) waitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, e := range a.events(t) {
+			if e.Type == "ready" {
+				a.Window = e.Window
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("xevlog %s never became ready", a.log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// launchApp has session s launch xevlog (exe) through launch_app; the window is its own.
+func launchApp(t testing.TB, s *host.Session, exe, title string) *app {
+	t.Helper()
+	a := &app{log: filepath.Join(t.TempDir(), title+".jsonl")}
+	res := call(t, s, "launch_app", map[string]any{"launch_path": exe,
+		"additional_arguments": []string{"-title", title, "-width", "300", "-height", "200", "-out", a.log}})
+	if !check(t, "launch_app "+title, res, "") {
+		t.FailNow()
+	}
+	var out struct {
+		PID int `json:"pid"`
+	}
+	json.Unmarshal(res.Structured, &out)
+	a.PID = out.PID
+	a.waitReady(t)
+	return a
+}
+
+// xdoMu serializes the oracle's own input.
+var xdoMu sync.Mutex
+
+// place moves a window (as the user would) so windows never overlap.
+func place(t testing.TB, a *app, x, y int) {
+	t.Helper()
+	xdoMu.Lock()
+	defer xdoMu.Unlock()
+	out, err := exec.Command("xdotool", "windowmove", "--sync", fmt.Sprint(a.Window), fmt.Sprint(x), fmt.Sprint(y)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("xdotool windowmove: %v: %s", err, out)
+	}
+}
+
+// userClick clicks in a window through xdotool: the oracle's barrier, independent of the
+// worker. When it shows up in the log, everything sent before it has been delivered.
+func userClick(t testing.TB, a *app) {
+	t.Helper()
+	xdoMu.Lock()
+	defer xdoMu.Unlock()
+	out, err := exec.Command("xdotool", "mousemove", "--window", fmt.Sprint(a.Window), "150", "100", "click", "1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("xdotool click: %v: %s", err, out)
+	}
+}

@@ -1,0 +1,174 @@
+package worker
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// procInfo is what the authorizer reads about one process from /proc.
+type procInfo struct {
+	// alive is false when the process does not exist (or is a zombie).
+	alive bool
+	// exe is /proc/PID/exe resolved ("" when unreadable, e.g. another user's process).
+	exe string
+	// dev and ino identify the executable's file (0 when unreadable).
+	dev, ino uint64
+	// ppid is the parent's pid; start is the start time in clock ticks after boot.
+	ppid  int
+	start uint64
+}
+
+// procCache remembers the path of each process's executable, by pid, start time and the
+// executable file's identity: a reused pid has another start time, and a process that
+// called execve runs another file, so a hit is always the same process running the same
+// file. /proc/PID/stat and the executable's stat are read on every call; only the
+// readlink is saved. It is safe for concurrent use.
+type procCache struct {
+	// mu guards m.
+	mu sync.Mutex
+	m  map[int]procInfo
+}
+
+// maxProcCache bounds the cache; it is emptied when full.
+const maxProcCache = 4096
+
+// read returns pid's facts. It never fails: what cannot be read stays zero.
+func (c *procCache) read(pid int) procInfo {
+	info, ok := readStat(pid)
+	if !ok {
+		return procInfo{}
+	}
+	dir := "/proc/" + strconv.Itoa(pid)
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir+"/exe", &st); err == nil {
+		info.dev, info.ino = st.Dev, st.Ino
+	}
+	c.mu.Lock()
+	cached, hit := c.m[pid]
+	c.mu.Unlock()
+	if hit && cached.start == info.start && cached.dev == info.dev && cached.ino == info.ino && info.ino != 0 {
+		info.exe = cached.exe
+		return info
+	}
+	if exe, err := os.Readlink(dir + "/exe"); err == nil {
+		info.exe = strings.TrimSuffix(exe, " (deleted)")
+	}
+	// Cache only what a second read confirms belongs to the same process.
+	if again, ok := readStat(pid); ok && again.start == info.start && info.ino != 0 {
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxProcCache {
+			c.m = make(map[int]procInfo)
+		}
+		c.m[pid] = info
+		c.mu.Unlock()
+	}
+	return info
+}
+
+// readStat reads state, ppid and start time from /proc/PID/stat.
+func readStat(pid int) (procInfo, bool) {
+	var info procInfo
+	if pid <= 0 {
+		return info, false
+	}
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return info, false
+	}
+	var buf [1024]byte
+	n, err := syscall.Read(fd, buf[:])
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return info, false
+	}
+	return parseStat(buf[:n])
+}
+
+// parseStat parses the state, ppid and start time out of a /proc/PID/stat line.
+func parseStat(stat []byte) (procInfo, bool) {
+	var info procInfo
+	// The command name may contain spaces and parentheses: fields start after the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return info, false
+	}
+	// Field 3 is the state, 4 the ppid, 22 the start time.
+	field := 3
+	for rest := stat[i+2:]; len(rest) > 0 && field <= 22; field++ {
+		j := bytes.IndexByte(rest, ' ')
+		if j < 0 {
+			j = len(rest)
+		}
+		f := rest[:j]
+		switch field {
+		case 3:
+			if len(f) == 1 && (f[0] == 'Z' || f[0] == 'X') {
+				return info, false
+			}
+		case 4:
+			info.ppid = atoi(f)
+		case 22:
+			info.start = uint64(atoi(f))
+		}
+		if j == len(rest) {
+			rest = nil
+		} else {
+			rest = rest[j+1:]
+		}
+	}
+	if field <= 22 {
+		return info, false
+	}
+	info.alive = true
+	return info, true
+}
+
+func atoi(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return n
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// protector decides the hard invariant "never target cua-host itself": the host, the
+// worker, the proxy, the display server, a consent UI. It is immutable after the handshake.
+type protector struct {
+	// pids are Hello.protected_pids, the worker's own pid and its parent (the host).
+	pids map[int]bool
+	// selfDev and selfIno identify the worker's executable: any process running the same
+	// file is cua-host (a host, a worker, an MCP proxy re-executed from it).
+	selfDev, selfIno uint64
+}
+
+func newProtector(helloPIDs []int32) *protector {
+	p := &protector{pids: map[int]bool{os.Getpid(): true, os.Getppid(): true}}
+	for _, pid := range helloPIDs {
+		if pid > 0 {
+			p.pids[int(pid)] = true
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/exe", &st); err == nil {
+		p.selfDev, p.selfIno = st.Dev, st.Ino
+	}
+	return p
+}
+
+// protected reports whether pid (whose facts are info) must never be a target.
+func (p *protector) protected(pid int, info procInfo) bool {
+	if pid <= 0 {
+		return false
+	}
+	if p.pids[pid] {
+		return true
+	}
+	return info.ino != 0 && info.dev == p.selfDev && info.ino == p.selfIno
+}

@@ -1,0 +1,63 @@
+package worker
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	line := "1234 (we ird) (name)) S 77 1234 1234 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10"
+	info, ok := parseStat([]byte(line))
+	if !ok || info.ppid != 77 || info.start != 987654 || !info.alive {
+		t.Errorf("parseStat = %+v %v", info, ok)
+	}
+	for _, bad := range []string{"", "1234 (x)", "1234 (x) Z 1 2 3", "1234 (x) S 1 2"} {
+		if _, ok := parseStat([]byte(bad)); ok {
+			t.Errorf("parseStat(%q) ok", bad)
+		}
+	}
+	if info, ok := parseStat([]byte("1 (x) Z 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0")); ok || info.alive {
+		t.Error("a zombie is alive")
+	}
+}
+
+// TestProcCacheFollowsExec: a process that calls execve runs another file under the same
+// pid and start time; the cache must not keep the old executable.
+func TestProcCacheFollowsExec(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "read x; exec /usr/bin/sleep 30")
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var c procCache
+	before := c.read(cmd.Process.Pid)
+	if !before.alive || before.ppid != os.Getpid() || before.exe == "" || before.exe == "/usr/bin/sleep" {
+		t.Fatalf("before exec: %+v", before)
+	}
+	w.Write([]byte("go\n"))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		after := c.read(cmd.Process.Pid)
+		if after.exe == "/usr/bin/sleep" {
+			if after.start != before.start {
+				t.Errorf("start time changed across exec: %d → %d", before.start, after.start)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after exec the cache still says %q", after.exe)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if gone := c.read(cmd.Process.Pid); gone.alive {
+		t.Errorf("a reaped process reads as alive: %+v", gone)
+	}
+}

@@ -1,0 +1,395 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// Desktop is the part of the desktop backend the authorizer consults to resolve a call's
+// target: which process owns a window, which window lies under a point, which window has
+// the focus. *x11.Backend implements it. When Config.NewRegistry returns a closer that
+// implements Desktop, the authorizer uses it; without one, calls that name windows are
+// refused with unsupported (fail closed: no window, no decision).
+type Desktop interface {
+	// Window describes one top-level window by id (x11.ErrWindowNotFound when absent).
+	Window(ctx context.Context, id uint32) (x11.Window, error)
+	// Windows lists the top-level windows, top-most first.
+	Windows(ctx context.Context) ([]x11.Window, error)
+	// Pointer returns the pointer position in root coordinates.
+	Pointer(ctx context.Context) (x11.Point, error)
+}
+
+// Decoration margins: a window's frame is its client area; the window manager's title bar
+// and borders lie around it. A point this close to a protected window counts as on it.
+const (
+	decorationTop  = 40
+	decorationSide = 8
+)
+
+// resolver turns a call's arguments into the concrete resource it touches. It reads the
+// arguments only to find the resource; what it finds comes from the X server and /proc.
+type resolver struct {
+	desk    Desktop // nil without a display: window targets are refused
+	protect *protector
+	selfPID int
+	procs   procCache
+	// pinnable lists the tools whose schema takes both pid and window_id: a call that
+	// names only a pid (or nothing, for keyboard input) gets the window the decision was
+	// made for written into its arguments, so the handler acts on exactly that window.
+	pinnable map[string]bool
+}
+
+// resolution is a resolved target plus the arguments to pin.
+type resolution struct {
+	authz.Target
+	// pinPID and pinWindow, when pinWindow != 0, are written into the call's arguments.
+	pinPID    int
+	pinWindow uint32
+	// frame is the resolved window's client area in root coordinates.
+	frame x11.Rect
+}
+
+func unresolved(code authz.Code, format string, args ...any) resolution {
+	return resolution{Target: authz.Target{Unresolved: authz.Refuse(code, format, args...)}}
+}
+
+// resolve finds what a call touches. e may be nil (an unclassified tool): then only the
+// generic pid and window_id arguments are checked against the hard invariants.
+func (r *resolver) resolve(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any) resolution {
+	if k := foldedKey(args); k != "" {
+		return unresolved(authz.CodeInvalidArguments, "argument %q: argument names are case-sensitive", k)
+	}
+	pid, hasPID, err := intArg(args, "pid", 1, math.MaxInt32)
+	if err != nil {
+		return unresolved(authz.CodeInvalidArguments, "%v", err)
+	}
+	wid, hasWID, err := intArg(args, "window_id", 1, math.MaxUint32)
+	if err != nil {
+		return unresolved(authz.CodeInvalidArguments, "%v", err)
+	}
+	if e == nil {
+		return r.generic(ctx, pid, hasPID, uint32(wid), hasWID)
+	}
+	scope, _ := args["scope"].(string)
+	if _, ok := args["target"]; ok && e.Shape != authz.ShapeNone {
+		return unresolved(authz.CodeInvalidArguments, "target objects are not supported; pass pid and window_id (or scope \"desktop\")")
+	}
+	switch e.Shape {
+	case authz.ShapeWindow, authz.ShapePointer, authz.ShapeKeyboard:
+		if r.desk == nil {
+			return unresolved(authz.CodeUnsupported, "no X display is available to resolve the target of %s", tool)
+		}
+	}
+	switch e.Shape {
+	case authz.ShapeWindow:
+		if !hasPID {
+			return unresolved(authz.CodeInvalidArguments, "%s needs the pid of the window's process", tool)
+		}
+		return r.window(ctx, s, tool, e.Operation, pid, uint32(wid), hasWID)
+	case authz.ShapePointer:
+		return r.pointer(ctx, s, tool, args, pid, hasPID, uint32(wid), hasWID, scope)
+	case authz.ShapeKeyboard:
+		return r.keyboard(ctx, s, tool, pid, hasPID, uint32(wid), hasWID, scope)
+	case authz.ShapeProcess:
+		if !hasPID {
+			return unresolved(authz.CodeInvalidArguments, "%s needs a pid", tool)
+		}
+		info := r.procs.read(pid)
+		if !info.alive {
+			return unresolved(authz.CodeInvalidArguments, "no process with pid %d", pid)
+		}
+		res := resolution{Target: authz.Target{Resource: r.process(s, authz.ResourceProcess, e.Operation, pid, info)}}
+		res.SelfPID = r.self(pid, info)
+		return res
+	case authz.ShapeExecutable:
+		return r.executable(args)
+	case authz.ShapeDisplay:
+		return resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceDisplay, Op: e.Operation}}}
+	case authz.ShapeClipboard:
+		return resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceClipboard, Op: e.Operation}}}
+	}
+	res := r.generic(ctx, pid, hasPID, uint32(wid), hasWID)
+	if res.Unresolved == nil {
+		res.Resource = authz.Resource{Kind: e.Resource, Op: e.Operation}
+	}
+	return res
+}
+
+// generic checks the pid and window_id arguments of a call whose shape names no resource.
+func (r *resolver) generic(ctx context.Context, pid int, hasPID bool, wid uint32, hasWID bool) resolution {
+	var res resolution
+	if hasPID {
+		res.SelfPID = r.self(pid, r.procs.read(pid))
+	}
+	if hasWID && res.SelfPID == 0 && r.desk != nil {
+		if w, err := r.desk.Window(ctx, wid); err == nil {
+			res.SelfPID = r.self(w.PID, r.procs.read(w.PID))
+		}
+	}
+	return res
+}
+
+// self returns pid when it is protected, 0 otherwise.
+func (r *resolver) self(pid int, info procInfo) int {
+	if r.protect.protected(pid, info) {
+		return pid
+	}
+	return 0
+}
+
+// process builds the resource of a process (or of one of its windows).
+func (r *resolver) process(s *session, kind authz.ResourceKind, op authz.Operation, pid int, info procInfo) authz.Resource {
+	return authz.Resource{
+		Kind: kind, Op: op, PID: pid, StartTime: info.start, Executable: info.exe,
+		// A process the session launched is the worker's child; a reused pid is not.
+		Owned: s.state.Launched(pid) && info.ppid == r.selfPID,
+	}
+}
+
+// window resolves a window target: window_id when given (it must belong to pid), else
+// pid's top-most mapped window.
+func (r *resolver) window(ctx context.Context, s *session, tool string, op authz.Operation, pid int, wid uint32, hasWID bool) resolution {
+	info := r.procs.read(pid)
+	if !info.alive {
+		return unresolved(authz.CodeWindowNotFound, "process %d is not running", pid)
+	}
+	res := resolution{}
+	res.SelfPID = r.self(pid, info)
+	res.Resource = r.process(s, authz.ResourceWindow, op, pid, info)
+	var w x11.Window
+	switch {
+	case hasWID:
+		var err error
+		if w, err = r.desk.Window(ctx, wid); err != nil {
+			return unresolved(authz.CodeWindowNotFound, "window 0x%x: %v", wid, err)
+		}
+		if w.PID != pid {
+			if self := r.self(w.PID, r.procs.read(w.PID)); self != 0 {
+				res.SelfPID = self
+				return res
+			}
+			return unresolved(authz.CodeWindowNotFound, "window 0x%x belongs to pid %d, not %d", wid, w.PID, pid)
+		}
+	default:
+		wins, err := r.desk.Windows(ctx)
+		if err != nil {
+			return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+		}
+		found := false
+		for _, c := range wins {
+			if c.PID == pid && c.Mapped {
+				w, found = c, true
+				break
+			}
+		}
+		if !found {
+			// The process as a whole (an accessibility tree of an app without a mapped
+			// window): the grant scope is every window of this one process.
+			return res
+		}
+		if r.pinnable[tool] {
+			res.pinPID, res.pinWindow = pid, w.ID
+		}
+	}
+	res.Resource.Window, res.Resource.Title, res.frame = w.ID, w.Title, w.Frame
+	unverified(&res.Resource, w)
+	return res
+}
+
+// unverified withholds what a window's pid would grant when the pid is the client-set
+// _NET_WM_PID rather than the one the X server observed: such a window is nobody's own and
+// matches no manifest app.
+func unverified(r *authz.Resource, w x11.Window) {
+	if w.PIDSource != x11.PIDFromXRes {
+		r.Owned, r.Executable = false, ""
+	}
+}
+
+// pointer resolves pointer input: a window with window-relative points, or the display
+// with desktop points (or the pointer's position when no point is given). Every point is
+// checked for a protected window under it.
+func (r *resolver) pointer(ctx context.Context, s *session, tool string, args map[string]any, pid int, hasPID bool, wid uint32, hasWID bool, scope string) resolution {
+	pts := points(args)
+	var res resolution
+	var origin x11.Point
+	switch {
+	case hasPID && scope == "desktop":
+		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
+	case hasPID:
+		if res = r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID); res.Unresolved != nil || res.SelfPID != 0 {
+			return res
+		}
+		origin = x11.Point{X: res.frame.X, Y: res.frame.Y}
+	case hasWID:
+		return unresolved(authz.CodeInvalidArguments, "window_id needs the pid that owns it")
+	case len(pts) > 0 && scope != "desktop":
+		return unresolved(authz.CodeInvalidArguments, "desktop_coordinate_scope_required: x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" to confirm, or target a window")
+	default:
+		res.Resource = authz.Resource{Kind: authz.ResourceDisplay, Op: authz.OpInput}
+		if len(pts) == 0 {
+			p, err := r.desk.Pointer(ctx)
+			if err != nil {
+				return unresolved(authz.CodeUnsupported, "read the pointer: %v", err)
+			}
+			pts = append(pts, p)
+		}
+	}
+	if len(pts) == 0 {
+		return res
+	}
+	wins, err := r.desk.Windows(ctx)
+	if err != nil {
+		return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+	}
+	for _, p := range pts {
+		root := x11.Point{X: origin.X + p.X, Y: origin.Y + p.Y}
+		if pid := r.protectedAt(wins, root, res.Resource.PID); pid != 0 {
+			res.ProtectedUIPID = pid
+			return res
+		}
+	}
+	return res
+}
+
+// protectedAt returns the pid of a protected window that is the top-most window at p
+// (its decorations included), or 0. known is a pid already found not to be protected.
+func (r *resolver) protectedAt(wins []x11.Window, p x11.Point, known int) int {
+	for _, w := range wins { // top-most first
+		if !w.Mapped || w.Minimized {
+			continue
+		}
+		f := w.Frame
+		inClient := f.Contains(p.X, p.Y)
+		inDecor := x11.Rect{X: f.X - decorationSide, Y: f.Y - decorationTop, Width: f.Width + 2*decorationSide, Height: f.Height + decorationTop + decorationSide}.Contains(p.X, p.Y)
+		if !inClient && !inDecor {
+			continue
+		}
+		if w.PID != known || known == 0 {
+			if self := r.self(w.PID, r.procs.read(w.PID)); self != 0 {
+				return self
+			}
+		}
+		if inClient {
+			return 0 // an ordinary window is on top here
+		}
+	}
+	return 0
+}
+
+// keyboard resolves keyboard input: a named window, or else the focused window (pinned,
+// so the keys go exactly where the decision was made), or the display when no window has
+// the focus or scope is "desktop".
+func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid int, hasPID bool, wid uint32, hasWID bool, scope string) resolution {
+	switch {
+	case hasPID && scope == "desktop":
+		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
+	case hasPID:
+		return r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID)
+	case hasWID:
+		return unresolved(authz.CodeInvalidArguments, "window_id needs the pid that owns it")
+	}
+	display := resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceDisplay, Op: authz.OpInput}}}
+	wins, err := r.desk.Windows(ctx)
+	if err != nil {
+		return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+	}
+	for _, w := range wins {
+		if !w.Focused || !w.Mapped {
+			continue
+		}
+		if self := r.self(w.PID, r.procs.read(w.PID)); self != 0 {
+			display.ProtectedUIPID = self
+			return display
+		}
+		if scope == "desktop" || !r.pinnable[tool] || w.PID <= 0 {
+			return display
+		}
+		info := r.procs.read(w.PID)
+		if !info.alive {
+			return display
+		}
+		res := resolution{pinPID: w.PID, pinWindow: w.ID, frame: w.Frame}
+		res.Resource = r.process(s, authz.ResourceWindow, authz.OpInput, w.PID, info)
+		res.Resource.Window, res.Resource.Title = w.ID, w.Title
+		unverified(&res.Resource, w)
+		return res
+	}
+	return display
+}
+
+// executable resolves launch_app's program to its canonical path.
+func (r *resolver) executable(args map[string]any) resolution {
+	name, _ := args["name"].(string)
+	if p, ok := args["launch_path"].(string); ok && p != "" {
+		if !filepath.IsAbs(p) {
+			return unresolved(authz.CodeInvalidArguments, "launch_path must be absolute")
+		}
+		name = p
+	}
+	if name == "" {
+		return unresolved(authz.CodeInvalidArguments, "name or launch_path is required")
+	}
+	path, err := x11.ResolveExecutable(name)
+	if err != nil {
+		return unresolved(authz.CodeInvalidArguments, "%v", err)
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceApplication, Op: authz.OpLaunch, Executable: path}}}
+}
+
+// targetKeys are the arguments the resolver reads. Handlers decode arguments with
+// encoding/json, which matches field names case-insensitively (and folds ſ to s, K to k);
+// a key that only folds to one of these would reach the handler unseen by the resolver.
+var targetKeys = []string{"pid", "window_id", "scope", "x", "y", "from_x", "from_y", "to_x", "to_y", "name", "launch_path", "target"}
+
+// foldedKey returns an argument name that is not one of targetKeys but folds to one, or "".
+func foldedKey(args map[string]any) string {
+	for k := range args {
+		if len(k) > 16 || slices.Contains(targetKeys, k) {
+			continue
+		}
+		for _, t := range targetKeys {
+			if strings.EqualFold(k, t) {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// points returns the call's coordinates: x,y and drag's from/to pairs, where both numbers
+// of a pair are present. Others are left to the handler to refuse.
+func points(args map[string]any) []x11.Point {
+	var out []x11.Point
+	for _, pair := range [...][2]string{{"x", "y"}, {"from_x", "from_y"}, {"to_x", "to_y"}} {
+		x, okx := args[pair[0]].(float64)
+		y, oky := args[pair[1]].(float64)
+		if okx && oky && !math.IsNaN(x) && !math.IsNaN(y) && math.Abs(x) <= 1e6 && math.Abs(y) <= 1e6 {
+			out = append(out, x11.Point{X: int(math.Round(x)), Y: int(math.Round(y))})
+		}
+	}
+	return out
+}
+
+// intArg reads an integer argument: absent is fine, anything but an integral JSON number
+// in [lo, hi] is an error.
+func intArg(args map[string]any, key string, lo, hi int64) (int, bool, error) {
+	v, ok := args[key]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	f, ok := v.(float64)
+	if !ok || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		return 0, false, fmt.Errorf("%s must be an integer in [%d, %d]", key, lo, hi)
+	}
+	return int(f), true, nil
+}
