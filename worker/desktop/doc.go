@@ -4,6 +4,14 @@
 // {pid, window_id} targets, turns x11 errors into refusals before any side effect, and
 // reports for every action the route that delivered it and whether the effect was verified.
 //
+// The accessibility tools (get_window_state, get_accessibility_tree, set_value) read and
+// act through package x11/atspi. get_window_state returns element tokens that click,
+// double_click, right_click, type_text, set_value and scroll accept instead of
+// coordinates; tokens are kept per session (a token of another session is unknown) and
+// per window (a newer snapshot makes the older tokens stale). An element action goes
+// through AT-SPI when the element offers a route, without moving the pointer or the
+// focus, and falls back to pointer input at the element's centre otherwise.
+//
 // It is not the authorization chokepoint: the worker authorizes every call before a
 // handler here runs.
 package desktop

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/x11"
+	"github.com/cua-host/cua-host/x11/atspi"
 )
 
 // refusal maps an x11 error met before any side effect to a refusal; the message keeps
@@ -22,6 +23,15 @@ func refusal(err error) error {
 		errors.Is(err, x11.ErrNoProcess), errors.Is(err, x11.ErrWindowNotViewable),
 		errors.Is(err, x11.ErrNoKeycode):
 		return authz.Refuse(authz.CodeInvalidArguments, "%v", err)
+	case errors.Is(err, atspi.ErrStale), errors.Is(err, atspi.ErrUnknownSnapshot):
+		return authz.Refuse(authz.CodeStaleElement, "%v; call get_window_state again", err)
+	case errors.Is(err, atspi.ErrInvalidToken), errors.Is(err, atspi.ErrNoSuchElement), errors.Is(err, atspi.ErrOutOfRange):
+		return authz.Refuse(authz.CodeInvalidArguments, "%v", err)
+	case errors.Is(err, atspi.ErrNotResponding):
+		return authz.Refuse(authz.CodeDeadlineExceeded, "%v", err)
+	case errors.Is(err, atspi.ErrUnsupported), errors.Is(err, atspi.ErrNoBus), errors.Is(err, atspi.ErrClosed),
+		errors.Is(err, atspi.ErrNotAccessible), errors.Is(err, atspi.ErrWindowNotMatched):
+		return authz.Refuse(authz.CodeUnsupported, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return authz.Refuse(authz.CodeDeadlineExceeded, "%v", err)
 	case errors.Is(err, x11.ErrUnsupported), errors.Is(err, x11.ErrNoDisplay), errors.Is(err, x11.ErrClosed):

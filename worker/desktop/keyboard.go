@@ -14,7 +14,7 @@ import (
 const MaxTextRunes = 20000
 
 func (d *desk) keyboardSpecs() []spec {
-	text := targetProps(map[string]prop{"text": boundedStr("Text to type, any Unicode; newline is Return, tab is Tab.", MaxTextRunes*4)})
+	text := targetProps(elementProps(map[string]prop{"text": boundedStr("Text to type, any Unicode; newline is Return, tab is Tab.", MaxTextRunes*4)}))
 	press := targetProps(map[string]prop{
 		"key":      strProp(`Key name ("Return", "F5", "Page_Down", "a") or a combination ("ctrl+shift+t").`),
 		"modifier": modifierProp,
@@ -22,7 +22,8 @@ func (d *desk) keyboardSpecs() []spec {
 	hot := targetProps(map[string]prop{"keys": prop{"type": "array", "items": prop{"type": "string"}, "minItems": 2, "maxItems": 8,
 		"description": `Keys pressed together, modifiers first: ["ctrl", "shift", "t"].`}})
 	return []spec{
-		{"type_text", "Type text into the focused window, or into pid/window_id after bringing it to the front. Characters missing from the keymap are typed through temporarily remapped keycodes.",
+		{"type_text", "Type text into the focused window, or into pid/window_id after bringing it to the front. Characters missing from the keymap are typed through temporarily remapped keycodes. " +
+			"With an element (element_token and its pid/window_id), the text is appended to an editable element through AT-SPI and read back (no focus change).",
 			schema([]string{"text"}, text), action, d.typeText},
 		{"press_key", "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
 			schema([]string{"key"}, press), action, d.pressKey},
@@ -42,6 +43,7 @@ func (d *desk) keyTarget(ctx context.Context, t targetArgs) (*x11.Window, error)
 func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a struct {
 		targetArgs
+		elementArgs
 		Text *string `json:"text"`
 	}
 	if err := call.Decode(&a); err != nil {
@@ -52,6 +54,9 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	}
 	if err := checkText(*a.Text); err != nil {
 		return nil, err
+	}
+	if a.elementArgs.present() {
+		return d.typeElement(ctx, call, a.targetArgs, a.elementArgs, *a.Text)
 	}
 	win, err := d.keyTarget(ctx, a.targetArgs)
 	if err != nil {

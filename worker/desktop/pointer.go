@@ -10,11 +10,11 @@ import (
 )
 
 func (d *desk) pointerSpecs() []spec {
-	clickProps := targetProps(map[string]prop{
+	clickProps := targetProps(elementProps(map[string]prop{
 		"x": xProp, "y": yProp, "button": buttonProp, "count": intProp("Number of clicks (default 1).", 1, 3),
 		"modifier": modifierProp,
-	})
-	noCount := targetProps(map[string]prop{"x": xProp, "y": yProp, "modifier": modifierProp})
+	}))
+	noCount := targetProps(elementProps(map[string]prop{"x": xProp, "y": yProp, "modifier": modifierProp}))
 	move := targetProps(map[string]prop{"x": xProp, "y": yProp})
 	btn := targetProps(map[string]prop{"x": prop{"type": "number", "description": "X coordinate (optional: current pointer position)."},
 		"y": prop{"type": "number", "description": "Y coordinate (optional)."}, "button": buttonProp})
@@ -25,15 +25,16 @@ func (d *desk) pointerSpecs() []spec {
 		"steps":       intProp("Number of intermediate moves (default 20).", 1, 200),
 		"button":      buttonProp, "modifier": modifierProp,
 	})
-	scroll := targetProps(map[string]prop{
+	scroll := targetProps(elementProps(map[string]prop{
 		"x": xProp, "y": yProp,
-		"direction": enumProp("Scroll direction.", "up", "down", "left", "right"),
+		"direction": enumProp("Scroll direction; required with x/y. With an element and no direction, the element is scrolled into view through AT-SPI.", "up", "down", "left", "right"),
 		"amount":    intProp("Wheel notches (default 3).", 1, 50),
 		"by":        enumProp("Unit: line (one notch each) or page (10 notches each).", "line", "page"),
 		"modifier":  modifierProp,
-	})
+	}))
 	return []spec{
-		{"click", "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"). The window is brought to the front first.",
+		{"click", "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"); the window is brought to the front first. " +
+			"Or click an element (element_token from get_window_state, with its pid and window_id): through AT-SPI when it can (no pointer motion, no focus change), else at its centre.",
 			schema(nil, clickProps), action, d.clickTool("left", 0)},
 		{"double_click", "Double-click at x,y (see click).", schema(nil, noCount), action, d.clickTool("left", 2)},
 		{"right_click", "Right-click at x,y (see click).", schema(nil, noCount), action, d.clickTool("right", 1)},
@@ -43,12 +44,13 @@ func (d *desk) pointerSpecs() []spec {
 		{"mouse_button_up", "Release a mouse button at x,y (default: where the pointer is).", schema(nil, btn), action, d.buttonTool(false)},
 		{"drag", "Press a button at from_x,from_y, move to to_x,to_y in steps over duration_ms, release.",
 			schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), action, d.drag},
-		{"scroll", "Turn the mouse wheel at x,y (buttons 4–7).", schema([]string{"direction"}, scroll), action, d.scroll},
+		{"scroll", "Turn the mouse wheel at x,y (buttons 4–7) or over an element; with an element and no direction, scroll the element into view (AT-SPI).", schema(nil, scroll), action, d.scroll},
 	}
 }
 
 type pointArgs struct {
 	targetArgs
+	elementArgs
 	X        *float64 `json:"x"`
 	Y        *float64 `json:"y"`
 	Button   string   `json:"button"`
@@ -135,6 +137,16 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		}
 		if count < 1 || count > 3 {
 			return nil, invalid("count %d: want 1–3", count)
+		}
+		if a.elementArgs.present() {
+			btn, err := x11.ParseButton(a.Button)
+			if err != nil {
+				return nil, refusal(err)
+			}
+			if _, err := x11.ParseModifiers(a.Modifier); err != nil {
+				return nil, refusal(err)
+			}
+			return d.clickElement(ctx, call, a, btn, count)
 		}
 		win, p, btn, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, a.Button, a.Modifier)
 		if err != nil {
@@ -267,6 +279,7 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a struct {
 		targetArgs
+		elementArgs
 		X         *float64 `json:"x"`
 		Y         *float64 `json:"y"`
 		Direction string   `json:"direction"`
@@ -294,8 +307,18 @@ func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error
 	}
 	switch a.Direction {
 	case "up", "down", "left", "right":
+	case "":
+		if !a.elementArgs.present() {
+			return nil, invalid("direction is required (up, down, left or right)")
+		}
 	default:
 		return nil, invalid("direction %q: want up, down, left or right", a.Direction)
+	}
+	if a.elementArgs.present() {
+		if _, err := x11.ParseModifiers(a.Modifier); err != nil {
+			return nil, refusal(err)
+		}
+		return d.scrollElement(ctx, call, a.targetArgs, a.elementArgs, a.X, a.Y, a.Direction, notches, a.Modifier)
 	}
 	win, p, _, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, "", a.Modifier)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
+	"github.com/cua-host/cua-host/x11/atspi"
 )
 
 // Options configure Register.
@@ -18,12 +19,18 @@ type Options struct {
 	// Unavailable says why the backend is nil (the display could not be opened). It is
 	// shown in every refusal and in the x11 capability.
 	Unavailable error
+	// Accessibility is the AT-SPI client of the accessibility tools; the caller keeps
+	// ownership. Nil makes Register create one on $DBUS_SESSION_BUS_ADDRESS that connects
+	// on first use and closes with the backend.
+	Accessibility *atspi.Client
 }
 
 // desk is the registered tools' shared state.
 type desk struct {
-	b   *x11.Backend
-	log *slog.Logger
+	b        *x11.Backend
+	log      *slog.Logger
+	ax       *atspi.Client // nil without a backend
+	sessions *sessionStore // element snapshots per session
 }
 
 // spec is one tool before registration.
@@ -43,10 +50,14 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &desk{b: b, log: logger}
+	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore()}
+	if b != nil && d.ax == nil {
+		d.ax = atspi.New(atspi.Options{Logger: logger, Done: b.Done()})
+	}
 	for _, c := range Probe(b, opts.Unavailable) {
 		reg.AddCapability(c)
 	}
+	reg.AddCapability(a11yCapability(d.ax))
 	if b != nil {
 		reg.OnRelease(b.ReleaseAll)
 	}
@@ -109,7 +120,7 @@ var (
 )
 
 func (d *desk) specs() []spec {
-	return append(append(append(d.observeSpecs(), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...)
+	return append(append(append(append(d.observeSpecs(), d.a11ySpecs()...), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...)
 }
 
 // result builds a result with text and a structured object.

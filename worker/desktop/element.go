@@ -1,0 +1,289 @@
+package desktop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+	"github.com/cua-host/cua-host/x11/atspi"
+)
+
+// RouteXTestPointer is the route of an element action delivered as pointer input at the
+// element's centre (the element offered no accessibility route).
+const RouteXTestPointer = "xtest_pointer"
+
+// RouteXTestKeyboard is the route of type_text into an element that is not editable
+// through AT-SPI: a click at its centre, then XTEST key events.
+const RouteXTestKeyboard = "xtest_keyboard"
+
+// elementArgs name an element of a snapshot: element_token, or snapshot_id with
+// element_index.
+type elementArgs struct {
+	ElementToken string `json:"element_token"`
+	SnapshotID   string `json:"snapshot_id"`
+	ElementIndex *int   `json:"element_index"`
+}
+
+func (e elementArgs) present() bool {
+	return e.ElementToken != "" || e.SnapshotID != "" || e.ElementIndex != nil
+}
+
+// target parses the element reference.
+func (e elementArgs) target() (atspi.Target, error) {
+	switch {
+	case e.ElementToken != "" && (e.SnapshotID != "" || e.ElementIndex != nil):
+		return atspi.Target{}, invalid("pass element_token, or snapshot_id with element_index, not both")
+	case e.ElementToken != "":
+		t, err := atspi.ParseToken(e.ElementToken)
+		if err != nil {
+			return atspi.Target{}, refusal(err)
+		}
+		return t, nil
+	case e.SnapshotID == "" || e.ElementIndex == nil:
+		return atspi.Target{}, invalid("snapshot_id and element_index go together")
+	}
+	if err := atspi.CheckSnapshotID(e.SnapshotID); err != nil {
+		return atspi.Target{}, refusal(err)
+	}
+	if err := atspi.CheckIndex(*e.ElementIndex); err != nil {
+		return atspi.Target{}, refusal(err)
+	}
+	return atspi.Target{SnapshotID: e.SnapshotID, Index: *e.ElementIndex}, nil
+}
+
+// element resolves an element target against the calling session's snapshots and the
+// window named by pid and window_id, which must be the window the snapshot was taken of.
+// Every failure is a refusal: nothing has happened yet.
+func (d *desk) element(ctx context.Context, call *tool.Call, t targetArgs, e elementArgs) (*x11.Window, *atspi.Snapshot, *atspi.Element, error) {
+	tgt, err := e.target()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if t.Scope == "desktop" || t.PID == nil || t.WindowID == nil {
+		return nil, nil, nil, invalid("an element target needs the pid and window_id of the window it was read from")
+	}
+	win, err := resolve(ctx, d.b, t)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	snap, el, err := d.sessions.of(call.Session).Resolve(tgt)
+	if err != nil {
+		return nil, nil, nil, refusal(err)
+	}
+	if snap.Window.ID != win.ID {
+		return nil, nil, nil, invalid("element %s belongs to window %d, not window %d", tgt.Token(), snap.Window.ID, win.ID)
+	}
+	if snap.Window.PID != win.PID {
+		return nil, nil, nil, authz.Refuse(authz.CodeStaleElement, "window %d now belongs to pid %d, not %d; call get_window_state again", win.ID, win.PID, snap.Window.PID)
+	}
+	return win, snap, el, nil
+}
+
+// noPoint refuses coordinates next to an element target.
+func noPoint(x, y *float64) error {
+	if x != nil || y != nil {
+		return invalid("pass x/y or an element target, not both")
+	}
+	return nil
+}
+
+// elementPoint returns the root point at the element's centre for pointer input: its
+// live extents when it is accessible, else its snapshot frame as long as the window has
+// not moved. The point must be on the element's window and not under another process's
+// window.
+func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Snapshot, el *atspi.Element) (x11.Point, error) {
+	var r atspi.Rect
+	switch {
+	case el.Accessible() && el.HasComponent():
+		live, ok, err := d.ax.Extents(ctx, el)
+		if err != nil {
+			return x11.Point{}, refusal(err)
+		}
+		if !ok {
+			return x11.Point{}, invalid("%s [%d] is not on screen; scroll it into view (scroll with its element_token) and call get_window_state again", el.Role, el.Index)
+		}
+		r = live
+	case el.ScreenFrame != nil:
+		f := snap.Window.Frame
+		if win.Frame.X != f.X || win.Frame.Y != f.Y || win.Frame.Width != f.Width || win.Frame.Height != f.Height {
+			return x11.Point{}, authz.Refuse(authz.CodeStaleElement, "window %d moved or resized since snapshot %s; call get_window_state again", win.ID, snap.ID)
+		}
+		r = *el.ScreenFrame
+	default:
+		return x11.Point{}, authz.Refuse(authz.CodeUnsupported, "%s [%d] has no position to point at", el.Role, el.Index)
+	}
+	cx, cy := r.Center()
+	p := x11.Point{X: cx, Y: cy}
+	if !win.Frame.Contains(p.X, p.Y) {
+		return x11.Point{}, invalid("the centre (%d,%d) of %s [%d] lies outside window %d; scroll it into view first", p.X, p.Y, el.Role, el.Index, win.ID)
+	}
+	if err := d.b.CheckPoint(p); err != nil {
+		return x11.Point{}, refusal(err)
+	}
+	wins, err := d.b.Windows(ctx)
+	if err != nil {
+		return x11.Point{}, refusal(err)
+	}
+	for _, w := range wins { // top-most first
+		if !w.Mapped || w.Minimized || !w.Frame.Contains(p.X, p.Y) {
+			continue
+		}
+		if w.ID != win.ID && w.PID != win.PID {
+			return x11.Point{}, invalid("the centre of %s [%d] is covered by window %d of pid %d; bring_to_front window %d first", el.Role, el.Index, w.ID, w.PID, win.ID)
+		}
+		break
+	}
+	return p, nil
+}
+
+// pointerResult reports pointer input delivered at an element.
+func pointerResult(effect string, verified bool, ev map[string]any, snap *atspi.Snapshot, el *atspi.Element, p x11.Point, route string) *tool.Result {
+	st := map[string]any{
+		"effect": effect, "route": route, "delivery": "foreground", "verified": verified, "evidence": ev,
+		"element_token": el.Token, "element_index": el.Index, "snapshot_id": snap.ID, "role": el.Role,
+		"window_id": snap.Window.ID, "pid": snap.Window.PID, "x": p.X, "y": p.Y,
+	}
+	if el.Name != "" {
+		st["name"] = el.Name
+	}
+	return tool.TextResult(fmt.Sprintf("%s (route %s, verified %v)", effect, route, verified), st)
+}
+
+// press maps a click to an accessibility press, or 0 when only pointer input can do it.
+func press(btn x11.Button, count int, mods []string) atspi.Press {
+	switch {
+	case len(mods) > 0:
+		return 0
+	case btn == x11.ButtonLeft && count == 1:
+		return atspi.PressClick
+	case btn == x11.ButtonLeft && count == 2:
+		return atspi.PressActivate
+	case btn == x11.ButtonRight && count == 1:
+		return atspi.PressMenu
+	}
+	return 0
+}
+
+// clickElement clicks an element: through the toolkit when it offers a route (no pointer
+// motion, no focus change), else with the pointer at its centre.
+func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, btn x11.Button, count int) (*tool.Result, error) {
+	if err := noPoint(a.X, a.Y); err != nil {
+		return nil, err
+	}
+	win, snap, el, err := d.element(ctx, call, a.targetArgs, a.elementArgs)
+	if err != nil {
+		return nil, err
+	}
+	fallback := ""
+	if kind := press(btn, count, a.Modifier); kind != 0 && el.Accessible() {
+		out, err := d.ax.Press(ctx, el, kind)
+		switch {
+		case err == nil:
+			return outcomeResult(out, snap, el, map[string]any{"button": btn.String(), "count": count}), nil
+		case !errors.Is(err, atspi.ErrUnsupported):
+			return nil, refusal(err)
+		}
+		fallback = strings.TrimPrefix(err.Error(), "atspi: unsupported: ")
+	} else if !el.Accessible() {
+		fallback = "the window has no accessible tree"
+	} else {
+		fallback = fmt.Sprintf("%s ×%d with modifiers %v has no accessibility equivalent", btn, count, a.Modifier)
+	}
+	p, err := d.elementPoint(ctx, win, snap, el)
+	if err != nil {
+		return nil, err
+	}
+	ev := map[string]any{"fallback_reason": fallback}
+	if err := d.front(ctx, win, ev); err != nil {
+		return nil, err
+	}
+	if err := d.b.Click(ctx, p, btn, count, a.Modifier); err != nil {
+		return nil, err
+	}
+	ok := d.verifyPointer(ctx, p, win, ev)
+	return pointerResult(fmt.Sprintf("clicked %s ×%d at the centre (%d,%d) of %s [%d]", btn, count, p.X, p.Y, el.Role, el.Index), ok, ev, snap, el, p, RouteXTestPointer), nil
+}
+
+// typeElement types into an element: appended through EditableText when it is editable
+// (and the text has no line breaks or tabs, which an entry would not take as text),
+// else a click at its centre and XTEST key events.
+func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e elementArgs, text string) (*tool.Result, error) {
+	win, snap, el, err := d.element(ctx, call, t, e)
+	if err != nil {
+		return nil, err
+	}
+	fallback := "the element is not editable through AT-SPI"
+	if el.Editable && !strings.ContainsAny(text, "\n\t\r") {
+		out, err := d.ax.InsertText(ctx, el, text)
+		switch {
+		case err == nil:
+			return outcomeResult(out, snap, el, nil), nil
+		case !errors.Is(err, atspi.ErrUnsupported):
+			return nil, refusal(err)
+		}
+		fallback = err.Error()
+	} else if el.Editable {
+		fallback = "the text has line breaks or tabs, which are keys, not text"
+	}
+	p, err := d.elementPoint(ctx, win, snap, el)
+	if err != nil {
+		return nil, err
+	}
+	ev := map[string]any{"fallback_reason": fallback}
+	if err := d.front(ctx, win, ev); err != nil {
+		return nil, err
+	}
+	if err := d.b.Click(ctx, p, x11.ButtonLeft, 1, nil); err != nil {
+		return nil, err
+	}
+	st, err := d.b.TypeText(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	ev["stats"] = st
+	return pointerResult(fmt.Sprintf("clicked %s [%d] and typed %d characters", el.Role, el.Index, st.Runes), false, ev, snap, el, p, RouteXTestKeyboard), nil
+}
+
+// scrollElement scrolls an element into view through the toolkit when no direction is
+// given, else turns the wheel over its centre.
+func (d *desk) scrollElement(ctx context.Context, call *tool.Call, t targetArgs, e elementArgs, x, y *float64, dir string, notches int, mods []string) (*tool.Result, error) {
+	if err := noPoint(x, y); err != nil {
+		return nil, err
+	}
+	win, snap, el, err := d.element(ctx, call, t, e)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		if len(mods) > 0 {
+			return nil, invalid("modifier needs a direction")
+		}
+		out, err := d.ax.ScrollTo(ctx, el)
+		if errors.Is(err, atspi.ErrUnsupported) {
+			return nil, authz.Refuse(authz.CodeUnsupported, "%v; turn the wheel over its container instead (scroll with the container's element_token and a direction)", err)
+		}
+		if err != nil {
+			return nil, refusal(err)
+		}
+		return outcomeResult(out, snap, el, nil), nil
+	}
+	p, err := d.elementPoint(ctx, win, snap, el)
+	if err != nil {
+		return nil, err
+	}
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev); err != nil {
+		return nil, err
+	}
+	for done := 0; done < notches; done += 50 {
+		if err := d.b.Scroll(ctx, p, dir, min(50, notches-done), mods); err != nil {
+			return nil, err
+		}
+	}
+	ok := d.verifyPointer(ctx, p, win, ev)
+	return pointerResult(fmt.Sprintf("scrolled %s %d notches over %s [%d]", dir, notches, el.Role, el.Index), ok, ev, snap, el, p, RouteXTestPointer), nil
+}
