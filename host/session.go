@@ -2,8 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -71,42 +69,16 @@ type Session struct {
 // returns the caller's end, which the caller owns (for instance to hand to an MCP proxy
 // process). Use CreateSession for an in-process client.
 func (h *Host) CreateSessionChannel(ctx context.Context, spec SessionSpec) (*os.File, SessionInfo, error) {
-	if spec.Mode == 0 {
-		spec.Mode = authz.Standard
-	}
-	if spec.TTL == 0 {
-		spec.TTL = h.opts.Ceiling.MaxSessionTTL
-	}
-	if spec.IdleTTL == 0 {
-		spec.IdleTTL = min(h.opts.Ceiling.MaxIdleTTL, spec.TTL)
-	}
-	req := &cuav1.CreateSession{
-		Label:          spec.Label,
-		Mode:           authz.ModeToProto(spec.Mode),
-		TtlSeconds:     uint32(spec.TTL / time.Second),
-		IdleTtlSeconds: uint32(spec.IdleTTL / time.Second),
-	}
-	if len(spec.Manifest) > 0 {
-		sum := sha256.Sum256(spec.Manifest)
-		req.Manifest = spec.Manifest
-		req.ManifestSha256 = hex.EncodeToString(sum[:])
-	}
 	mine, theirs, err := wire.SessionPair()
 	if err != nil {
 		return nil, SessionInfo{}, fmt.Errorf("create session %q: %w", spec.Label, err)
 	}
-	reply, err := h.request(ctx, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_CreateSession{CreateSession: req}}, theirs)
-	theirs.Close() // the worker holds its own copy now (or never will)
+	info, err := h.CreateSessionOn(ctx, spec, theirs)
 	if err != nil {
 		mine.Close()
-		return nil, SessionInfo{}, fmt.Errorf("create session %q: %w", spec.Label, err)
+		return nil, SessionInfo{}, err
 	}
-	created := reply.GetSessionCreated()
-	if created == nil || created.GetLabel() != spec.Label {
-		mine.Close()
-		return nil, SessionInfo{}, fmt.Errorf("create session %q: unexpected reply %s", spec.Label, wire.KindOf(reply))
-	}
-	return mine, SessionInfo{Label: created.GetLabel(), ExpiresAt: time.UnixMilli(created.GetExpiresAtUnixMs())}, nil
+	return mine, info, nil
 }
 
 // CreateSession creates a session and returns an in-process client for it.

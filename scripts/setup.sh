@@ -25,6 +25,7 @@ declare -A want=(
   [xmodmap]=x11-xserver-utils
   [import]=imagemagick
   [xwd]=x11-apps
+  [npx]=npm
 )
 # files (not commands) -> package
 declare -A wantfile=(

@@ -3,11 +3,14 @@
 //
 // Usage:
 //
+//	cua-host run [flags]                     serve MCP to one agent (stdio or loopback HTTP)
 //	cua-host call [flags] TOOL [ARGS_JSON]   run one tool in a fresh host, worker and session
 //	cua-host policy check|eval …             test policy files without a desktop
+//	cua-host inventory [--json]              print the reviewed tool inventory
 //	cua-host version                         print the version
 //
-// The hidden entry point `__worker` is how the host re-executes itself as a worker.
+// The hidden entry points `__worker` and `__mcp-proxy` are how the host re-executes itself
+// as a worker and as the MCP proxy.
 package main
 
 import (
@@ -43,8 +46,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return worker.Main(args[1:], worker.Config{NewRegistry: worker.DesktopRegistry})
 	case "call":
 		return runCall(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runRun(ctx, args[1:], stderr)
+	case "__mcp-proxy":
+		return runProxy(args[1:])
 	case "policy":
 		return runPolicy(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "inventory":
+		return runInventory(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "cua-host %s (protocol v%d–v%d)\n", version, host.MinProtocolVersion, host.MaxProtocolVersion)
 		return 0
@@ -59,9 +68,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
+  cua-host run [--display auto|private|:N] [--screen WxH] [--mode M] [--manifest F] [--policy F]
+               [--managed-policy F] [--consent deny|tty] [--session-ttl D] [--idle-ttl D]
+               [--http 127.0.0.1:PORT] [--log-file F] [--log-level L]   serve MCP (stdio) to one agent
   cua-host call [--display auto|private|:N] [--timeout D] [--log-level L] TOOL [ARGS_JSON]
   cua-host policy check [--managed-policy FILE] [--policy FILE]
   cua-host policy eval [--managed-policy FILE] [--policy FILE] --tool NAME [--args JSON]
+  cua-host inventory [--json | --markdown]
   cua-host version
 `)
 }

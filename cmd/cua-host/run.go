@@ -1,0 +1,310 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/display"
+	"github.com/cua-host/cua-host/host/mcpproxy"
+	"github.com/cua-host/cua-host/proto/wire"
+)
+
+// runLabel is the label of the one session `cua-host run` mints.
+const runLabel = "mcp"
+
+// Teardown budgets of `cua-host run`.
+const (
+	shutdownBudget = 3 * time.Second
+	orphanBudget   = 2 * time.Second
+)
+
+// runConfig is `cua-host run` after its flags were checked.
+type runConfig struct {
+	display     string
+	width       int
+	height      int
+	httpBind    string // "" for stdio
+	httpToken   string
+	level       slog.Level
+	callTimeout time.Duration
+	setup       *sessionSetup
+	logOut      *os.File // logs of the host, the worker and the proxy
+	log         *slog.Logger
+}
+
+// runRun is `cua-host run`: it checks everything first (exit 2 on any error), then starts
+// the display when asked, the MCP proxy, the worker and one session, and serves one agent
+// until the agent closes stdin (stdio), a signal arrives, or a child dies. Exit 0 after a
+// normal end, 1 when something failed at run time.
+func runRun(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	disp := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
+	screen := fs.String("screen", "", "size of a private display, WxH (default 1280x800)")
+	httpAddr := fs.String("http", "", "serve streamable HTTP on 127.0.0.1:PORT instead of stdio (bearer token from $"+mcpproxy.EnvHTTPToken+")")
+	logFile := fs.String("log-file", "", "append logs to this file instead of stderr")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	callTimeout := fs.Duration("call-timeout", mcpproxy.DefaultCallTimeout, "deadline of each tool call")
+	sf := addSessionFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "cua-host run: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() != 0 {
+		return fail("unexpected arguments %q (see cua-host run -h)", fs.Args())
+	}
+	cfg := runConfig{display: *disp, callTimeout: *callTimeout}
+	if err := cfg.level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fail("bad --log-level: %v", err)
+	}
+	if *callTimeout <= 0 {
+		return fail("--call-timeout %v must be positive", *callTimeout)
+	}
+	switch {
+	case cfg.display == "auto", cfg.display == "private", strings.HasPrefix(cfg.display, ":") && len(cfg.display) > 1:
+	default:
+		return fail("--display %q: want auto, private or :N", cfg.display)
+	}
+	if *screen != "" {
+		w, h, err := parseScreen(*screen)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if cfg.display != "private" && cfg.display != "auto" {
+			return fail("--screen applies to a private display (--display private)")
+		}
+		cfg.width, cfg.height = w, h
+	}
+	setup, err := sf.resolve(runLabel, os.Getenv)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg.setup = setup
+	if *httpAddr != "" {
+		if cfg.httpBind, err = mcpproxy.ParseListenAddr(*httpAddr); err != nil {
+			return fail("%v", err)
+		}
+		cfg.httpToken = os.Getenv(mcpproxy.EnvHTTPToken)
+		if err := mcpproxy.CheckToken(cfg.httpToken); err != nil {
+			return fail("%v", err)
+		}
+	} else if isTerminal(0) {
+		return fail("stdin is a terminal; `cua-host run` speaks MCP on stdio to an MCP client (Claude Code, Codex, the MCP Inspector): see docs/mcp.md, or use --http")
+	}
+	cfg.logOut = os.Stderr
+	if f, ok := stderr.(*os.File); ok {
+		cfg.logOut = f
+	}
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return fail("--log-file: %v", err)
+		}
+		defer f.Close()
+		cfg.logOut = f
+	}
+	cfg.log = slog.New(slog.NewTextHandler(cfg.logOut, &slog.HandlerOptions{Level: cfg.level})).With("component", "host")
+	if err := serveMCP(ctx, cfg); err != nil {
+		cfg.log.Error("cua-host run stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// serveMCP runs the display, the proxy, the worker and the session until the end, then
+// tears everything down (proxy, worker and its launched applications, display, and any
+// orphaned descendant). It returns nil after a normal end: the agent closed the stream, or
+// a signal asked us to stop.
+func serveMCP(ctx context.Context, cfg runConfig) (err error) {
+	log := cfg.log
+	// Applications the worker launched are re-parented here if the worker dies, so the
+	// teardown can reach them.
+	if err := host.BecomeSubreaper(); err != nil {
+		log.Warn("cannot become a subreaper; orphaned applications go to init", "err", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// A client that goes away closes our stderr too: a log line must not kill the host
+	// (SIGPIPE) before it has torn everything down. Notify, not Ignore: an ignored signal
+	// would be inherited by every program the session launches.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
+
+	// Teardown runs in this order whatever happened: the proxy (no more agent calls), the
+	// worker (its sessions end, its launched applications are stopped), the display, and
+	// then anything left of our process tree.
+	var px *host.Proxy
+	var h *host.Host
+	var d *displaySetup
+	defer func() {
+		if px != nil {
+			px.Close()
+		}
+		if h != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownBudget)
+			h.Shutdown(sctx)
+			cancel()
+		}
+		if d != nil {
+			d.Close()
+		}
+		if n := host.KillOrphans(orphanBudget, log); n > 0 {
+			log.Info("killed orphaned descendants", "count", n)
+		}
+	}()
+
+	if d, err = openRunDisplay(ctx, cfg, log); err != nil {
+		return err
+	}
+
+	proxyEnd, workerEnd, err := wire.SessionPair()
+	if err != nil {
+		return err
+	}
+	stdio := cfg.httpBind == ""
+	popts := host.ProxyOptions{
+		Logger:  log,
+		Session: proxyEnd,
+		Stderr:  cfg.logOut,
+		Flags:   []string{"--log-level", levelFlag(cfg.level), "--call-timeout", cfg.callTimeout.String()},
+	}
+	if stdio {
+		popts.Stdin, popts.Stdout = os.Stdin, os.Stdout
+	} else {
+		popts.Flags = append(popts.Flags, "--http", cfg.httpBind)
+	}
+	// The proxy starts first so that its pid is in the worker's protected list from Hello
+	// on; it waits for Activate before it reads the agent's stream.
+	if px, err = host.StartProxy(popts); err != nil {
+		workerEnd.Close()
+		return err
+	}
+	if stdio {
+		// The proxy holds the agent's stream; the host keeps no copy of it, so the agent
+		// sees end-of-file as soon as the proxy is gone.
+		if err := detachStdio(); err != nil {
+			log.Warn("detach stdio", "err", err)
+		}
+	}
+
+	h, err = host.Start(ctx, host.Options{
+		Logger:         log,
+		WorkerLogLevel: cfg.level,
+		Env:            d.env,
+		Display:        d.facts,
+		ProtectedPIDs:  append(append([]int(nil), d.pids...), px.PID()),
+		Ceiling:        cfg.setup.ceiling,
+		Policy:         cfg.setup.policy,
+		Consent:        cfg.setup.consent,
+	})
+	if err != nil {
+		h = nil
+		workerEnd.Close()
+		return err
+	}
+	info, err := h.CreateSessionOn(ctx, cfg.setup.spec, workerEnd)
+	if err != nil {
+		return err
+	}
+	if err := px.Activate(host.ProxyBootstrap{Generation: h.GenerationBytes(), Version: h.ProtocolVersion(), HTTPToken: cfg.httpToken}); err != nil {
+		return err
+	}
+	transport := "stdio"
+	if !stdio {
+		transport = "http://" + cfg.httpBind + "/mcp"
+	}
+	log.Info("serving MCP", "transport", transport, "session", info.Label, "mode", cfg.setup.spec.Mode.String(),
+		"expires", info.ExpiresAt.UTC().Format(time.RFC3339), "display", d.facts.Name, "private_display", d.facts.Private,
+		"worker_pid", h.PID(), "proxy_pid", px.PID())
+
+	select {
+	case <-px.Exited():
+		if code := px.ExitCode(); code != 0 {
+			return fmt.Errorf("the MCP proxy exited with code %d", code)
+		}
+		log.Info("the agent closed the MCP stream; shutting down")
+		return nil
+	case <-h.Exited():
+		return fmt.Errorf("the worker exited: %v", h.Err())
+	case <-ctx.Done():
+		log.Info("stopping on signal")
+		return nil
+	}
+}
+
+// openRunDisplay resolves --display, starting a private display (of --screen size) when
+// asked or when auto finds no $DISPLAY.
+func openRunDisplay(ctx context.Context, cfg runConfig, log *slog.Logger) (*displaySetup, error) {
+	if cfg.display == "private" || (cfg.display == "auto" && os.Getenv("DISPLAY") == "") {
+		d, err := display.Start(ctx, display.Options{Logger: log, Width: cfg.width, Height: cfg.height, WindowManager: true, SessionBus: true})
+		if err != nil {
+			return nil, fmt.Errorf("private display: %w", err)
+		}
+		log.Info("private display started", "display", d.Name(), "server_pid", d.ServerPID())
+		return &displaySetup{
+			env:   d.Env(),
+			facts: host.DisplayFacts{Name: d.Name(), Private: true, ServerPID: d.ServerPID()},
+			pids:  d.PIDs(),
+			close: func() { d.Close() },
+		}, nil
+	}
+	if cfg.width != 0 {
+		log.Warn("--screen ignored: using the existing display", "display", os.Getenv("DISPLAY"))
+	}
+	return openDisplay(ctx, cfg.display, log)
+}
+
+// parseScreen parses WxH.
+func parseScreen(s string) (int, int, error) {
+	ws, hs, ok := strings.Cut(strings.ToLower(s), "x")
+	w, err1 := strconv.Atoi(ws)
+	h, err2 := strconv.Atoi(hs)
+	if !ok || err1 != nil || err2 != nil || w < 64 || h < 64 || w > 8192 || h > 8192 {
+		return 0, 0, fmt.Errorf("--screen %q: want WxH between 64x64 and 8192x8192", s)
+	}
+	return w, h, nil
+}
+
+func levelFlag(l slog.Level) string {
+	switch {
+	case l < slog.LevelInfo:
+		return "debug"
+	case l < slog.LevelWarn:
+		return "info"
+	case l < slog.LevelError:
+		return "warn"
+	}
+	return "error"
+}
+
+// detachStdio points this process's stdin and stdout at /dev/null.
+func detachStdio() error {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	return errors.Join(unix.Dup3(int(null.Fd()), 0, 0), unix.Dup3(int(null.Fd()), 1, 0))
+}
+
+func isTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,20 @@
+// Package mcpproxy is cua-host's MCP surface: an MCP server (modelcontextprotocol/go-sdk)
+// that speaks to an agent over stdio or loopback streamable HTTP and forwards every
+// tools/list and tools/call over one session channel to the worker.
+//
+// It runs in its own process (`cua-host __mcp-proxy`, see Main), the only process that
+// parses the agent's untrusted input. It holds one session channel and nothing else: no
+// control channel, no way to create, widen or revoke a session. It does not authorize
+// anything either: the worker is the chokepoint and answers every call, including calls of
+// tools that are not listed (a denied tool, a hidden alias such as type_text_chars, a name
+// that does not exist), with a result or a refusal.
+//
+// What the proxy adds to the worker's answers is their MCP shape: text and image content,
+// structuredContent carrying the outcome ({"outcome": "completed|not_started|unknown",
+// …the tool's fields}), refusals as isError results with {"refusal": {"code", "message"}},
+// JSON-RPC errors for unknown methods and malformed parameters, a deadline on every call
+// and cancellation forwarded to the worker.
+//
+// It is not for embedding programs that want to call tools from Go: they use host.Session
+// or host/client directly.
+package mcpproxy

@@ -1,0 +1,103 @@
+package host
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// BecomeSubreaper marks this process a child subreaper (PR_SET_CHILD_SUBREAPER): a
+// descendant whose parent dies (an application the worker launched, when the worker is
+// killed) is re-parented here instead of to init, so KillOrphans can end it. Call it once,
+// early, in a process that supervises a whole tree (`cua-host run`).
+func BecomeSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("become subreaper: %w", err)
+	}
+	return nil
+}
+
+// KillOrphans kills (SIGKILL, to the process and its process group) and reaps every child
+// of this process, repeatedly, until none is left or timeout passes, and returns how many
+// it found. Children re-parented to a subreaper are not known to os/exec, so nothing else
+// reaps them.
+//
+// Preconditions: every child this process started through os/exec has been reaped (the
+// host, proxy and display are closed), otherwise KillOrphans would reap it behind its
+// exec.Cmd's back.
+func KillOrphans(timeout time.Duration, log *slog.Logger) int {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	seen := map[int]bool{}
+	deadline := time.Now().Add(timeout)
+	for {
+		kids := childPIDs(os.Getpid())
+		if len(kids) == 0 {
+			return len(seen)
+		}
+		for _, pid := range kids {
+			if !seen[pid] {
+				seen[pid] = true
+				log.Debug("killing orphaned descendant", "pid", pid, "comm", comm(pid))
+			}
+			_ = unix.Kill(-pid, unix.SIGKILL) // its group, when it leads one
+			_ = unix.Kill(pid, unix.SIGKILL)
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+		if time.Now().After(deadline) {
+			log.Warn("orphaned descendants survive", "pids", kids)
+			return len(seen)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// childPIDs lists the processes whose parent is ppid.
+func childPIDs(ppid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := parentOf(pid); ok && p == ppid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parentOf reads the parent pid from /proc/PID/stat.
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid …; comm may contain spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	return ppid, err == nil
+}
+
+func comm(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return string(bytes.TrimSpace(b))
+}

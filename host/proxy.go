@@ -1,0 +1,307 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/cua-host/cua-host/authz"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/proto/wire"
+)
+
+// Descriptor numbers at which a proxy process inherits its channels.
+const (
+	// ProxySessionFD is the proxy's end of its one session channel.
+	ProxySessionFD = 3
+	// ProxyBootstrapFD is the read end of the bootstrap pipe: one line (ProxyBootstrap)
+	// once the session is bound, then end-of-file when the host lets the proxy go.
+	ProxyBootstrapFD = 4
+)
+
+// ProxyBootstrapPrefix starts the bootstrap line. The line is
+//
+//	cua-mcp-proxy/1 generation=<32 hex digits> version=<n>[ http-token=<token>]\n
+//
+// The fields are not secrets except the HTTP token, which is why it travels here rather
+// than on the command line or in the environment.
+const ProxyBootstrapPrefix = "cua-mcp-proxy/1"
+
+// ProxyOptions configures StartProxy.
+type ProxyOptions struct {
+	// Logger receives the host's debug lines about the proxy; nil discards them.
+	Logger *slog.Logger
+	// Path is the proxy binary; empty means this program re-executed through
+	// /proc/self/exe with Args.
+	Path string
+	// Args are the arguments before Flags; nil means ["__mcp-proxy"] for the re-executed
+	// binary and none for a Path.
+	Args []string
+	// Flags are appended to Args (for example --http ADDR, --log-level L).
+	Flags []string
+	// Session is the proxy's end of a session channel (wire.SessionPair). StartProxy
+	// takes ownership: the child receives it at ProxySessionFD and the host's copy is
+	// closed before StartProxy returns, whatever happens.
+	Session *os.File
+	// Stdin and Stdout are the agent's stream, inherited as they are; nil means
+	// /dev/null. The host never reads or writes them. The caller keeps ownership.
+	Stdin, Stdout *os.File
+	// Stderr receives the proxy's logs; nil means /dev/null. The caller keeps ownership.
+	Stderr *os.File
+	// CloseGrace is how long Close waits for the proxy to exit after releasing it before
+	// it kills the proxy's process group; zero means 1 s.
+	CloseGrace time.Duration
+}
+
+// Proxy is a running MCP proxy process (the hidden `__mcp-proxy` command). It holds one
+// session channel and nothing else of the host's: no control channel, no listener. It is
+// spawned like the worker (own process group, Pdeathsig SIGKILL from a thread held for
+// its life, a cleared environment, descriptors only through ExtraFiles), and before the
+// worker, so that its pid can be in the worker's protected list (Hello); the session is
+// bound to the other end of its channel afterwards (Host.CreateSessionOn) and the proxy
+// learns the worker's generation and protocol version through Activate.
+//
+// Its methods are safe for concurrent use.
+type Proxy struct {
+	log   *slog.Logger
+	proc  *process
+	grace time.Duration
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// bootstrap is the write end of the bootstrap pipe; nil once closed. Holding it open
+	// keeps the proxy alive; closing it tells the proxy to exit.
+	bootstrap *os.File
+	activated bool
+
+	closeOnce sync.Once
+}
+
+// StartProxy spawns the proxy. It does not wait for the proxy to be ready: the proxy waits
+// for Activate before it serves. On error nothing is left running and opts.Session is
+// closed.
+func StartProxy(opts ProxyOptions) (p *Proxy, err error) {
+	defer func() {
+		if opts.Session != nil {
+			opts.Session.Close() // the child has its own copy once started
+		}
+	}()
+	if opts.Session == nil {
+		return nil, errors.New("start proxy: no session channel")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.CloseGrace == 0 {
+		opts.CloseGrace = time.Second
+	}
+	if err := SealInheritedFDs(); err != nil {
+		return nil, fmt.Errorf("start proxy: %w", err)
+	}
+	env, err := proxyEnv(os.Environ())
+	if err != nil {
+		return nil, fmt.Errorf("start proxy: %w", err)
+	}
+	bootR, bootW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start proxy: bootstrap pipe: %w", err)
+	}
+	defer bootR.Close() // the child has its own copy once started
+	defer func() {
+		if err != nil {
+			bootW.Close()
+		}
+	}()
+
+	sp := spec{env: env, extraFiles: []*os.File{opts.Session, bootR}} // fds 3 and 4
+	path, args := opts.Path, opts.Args
+	if path == "" {
+		path = "/proc/self/exe"
+		if args == nil {
+			args = []string{"__mcp-proxy"}
+		}
+	}
+	sp.path = path
+	sp.args = append(append([]string{"cua-mcp-proxy"}, args...), opts.Flags...)
+	// Leave nil streams nil: os/exec connects them to /dev/null.
+	if opts.Stdin != nil {
+		sp.stdin = opts.Stdin
+	}
+	if opts.Stdout != nil {
+		sp.stdout = opts.Stdout
+	}
+	if opts.Stderr != nil {
+		sp.stderr = opts.Stderr
+	}
+	proc, err := startProcess(sp)
+	if err != nil {
+		return nil, fmt.Errorf("start proxy: %w", err)
+	}
+	opts.Logger.Debug("spawned MCP proxy", "pid", proc.pid, "path", sp.path, "args", sp.args,
+		"inherited_fds", "0=agent-stdin 1=agent-stdout 2=logs 3=session 4=bootstrap",
+		"stdio", opts.Stdin != nil, "env", envNames(env))
+	return &Proxy{log: opts.Logger, proc: proc, grace: opts.CloseGrace, bootstrap: bootW}, nil
+}
+
+// proxyEnv is the proxy's environment: the worker's allowlist minus everything about the
+// desktop, which the proxy never touches.
+func proxyEnv(base []string) ([]string, error) {
+	env, err := childEnv(base, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := env[:0]
+	for _, kv := range env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out, nil
+}
+
+// PID returns the proxy's process id.
+func (p *Proxy) PID() int { return p.proc.pid }
+
+// Exited is closed once the proxy has exited and been reaped.
+func (p *Proxy) Exited() <-chan struct{} { return p.proc.exited }
+
+// ExitCode returns the proxy's exit code once Exited is closed: -1 while it runs or when
+// a signal ended it.
+func (p *Proxy) ExitCode() int {
+	select {
+	case <-p.proc.exited:
+	default:
+		return -1
+	}
+	if p.proc.state == nil {
+		return -1
+	}
+	return p.proc.state.ExitCode()
+}
+
+// ProxyBootstrap is what the proxy learns once its session is bound.
+type ProxyBootstrap struct {
+	// Generation is the worker's 16-byte generation.
+	Generation []byte
+	// Version is the negotiated session protocol version.
+	Version uint32
+	// HTTPToken is the bearer token of the loopback HTTP transport; empty for stdio.
+	HTTPToken string
+}
+
+// Activate sends the bootstrap line; the proxy starts serving once it has read it. It may
+// be called once.
+func (p *Proxy) Activate(b ProxyBootstrap) error {
+	line, err := b.Encode()
+	if err != nil {
+		return fmt.Errorf("activate proxy: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.activated:
+		return errors.New("activate proxy: already activated")
+	case p.bootstrap == nil:
+		return errors.New("activate proxy: proxy closed")
+	}
+	p.activated = true
+	if _, err := io.WriteString(p.bootstrap, line); err != nil {
+		return fmt.Errorf("activate proxy: %w", err)
+	}
+	p.log.Debug("activated MCP proxy", "pid", p.proc.pid, "version", b.Version, "http", b.HTTPToken != "")
+	return nil
+}
+
+// Encode returns the bootstrap line (see ProxyBootstrapPrefix), newline included.
+func (b ProxyBootstrap) Encode() (string, error) {
+	if len(b.Generation) != 16 {
+		return "", fmt.Errorf("generation is %d bytes, want 16", len(b.Generation))
+	}
+	if b.Version == 0 {
+		return "", errors.New("protocol version 0")
+	}
+	line := fmt.Sprintf("%s generation=%s version=%d", ProxyBootstrapPrefix, hex.EncodeToString(b.Generation), b.Version)
+	if b.HTTPToken != "" {
+		if strings.IndexFunc(b.HTTPToken, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+			return "", errors.New("HTTP token contains whitespace or control characters")
+		}
+		line += " http-token=" + b.HTTPToken
+	}
+	return line + "\n", nil
+}
+
+// Close releases the proxy (end-of-file on its bootstrap pipe), waits up to CloseGrace for
+// it to exit, then kills its process group and reaps it. It is idempotent and returns once
+// the proxy has been reaped.
+func (p *Proxy) Close() error {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		if p.bootstrap != nil {
+			p.bootstrap.Close()
+			p.bootstrap = nil
+		}
+		p.mu.Unlock()
+		t := time.NewTimer(p.grace)
+		select {
+		case <-p.proc.exited:
+		case <-t.C:
+			p.log.Warn("MCP proxy did not exit after release; killing its process group", "pid", p.proc.pid, "grace", p.grace)
+		}
+		t.Stop()
+		p.proc.killGroup()
+		<-p.proc.exited
+		p.log.Debug("MCP proxy reaped", "pid", p.proc.pid, "state", stateString(p.proc.state))
+	})
+	return nil
+}
+
+// CreateSessionOn asks the worker to bind a new session to theirs, the worker's end of a
+// session channel whose other end the caller already handed to someone (a proxy started
+// before the worker, so that its pid is protected from the first frame on). It takes
+// ownership of theirs and closes the host's copy whatever happens.
+func (h *Host) CreateSessionOn(ctx context.Context, spec SessionSpec, theirs *os.File) (SessionInfo, error) {
+	defer theirs.Close() // the worker holds its own copy once sent (or never will)
+	if spec.Mode == 0 {
+		spec.Mode = authz.Standard
+	}
+	if spec.TTL == 0 {
+		spec.TTL = h.opts.Ceiling.MaxSessionTTL
+	}
+	if spec.IdleTTL == 0 {
+		spec.IdleTTL = min(h.opts.Ceiling.MaxIdleTTL, spec.TTL)
+	}
+	req := &cuav1.CreateSession{
+		Label:          spec.Label,
+		Mode:           authz.ModeToProto(spec.Mode),
+		TtlSeconds:     uint32(spec.TTL / time.Second),
+		IdleTtlSeconds: uint32(spec.IdleTTL / time.Second),
+	}
+	if len(spec.Manifest) > 0 {
+		sum := sha256.Sum256(spec.Manifest)
+		req.Manifest = spec.Manifest
+		req.ManifestSha256 = hex.EncodeToString(sum[:])
+	}
+	reply, err := h.request(ctx, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_CreateSession{CreateSession: req}}, theirs)
+	if err != nil {
+		return SessionInfo{}, fmt.Errorf("create session %q: %w", spec.Label, err)
+	}
+	created := reply.GetSessionCreated()
+	if created == nil || created.GetLabel() != spec.Label {
+		return SessionInfo{}, fmt.Errorf("create session %q: unexpected reply %s", spec.Label, wire.KindOf(reply))
+	}
+	return SessionInfo{Label: created.GetLabel(), ExpiresAt: time.UnixMilli(created.GetExpiresAtUnixMs())}, nil
+}
+
+// GenerationBytes returns a copy of the worker's 16-byte generation.
+func (h *Host) GenerationBytes() []byte { return append([]byte(nil), h.generation...) }
