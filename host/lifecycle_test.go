@@ -249,7 +249,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if _, err := h.CreateSession(ctx, SessionSpec{Label: "a"}); err == nil {
 		t.Error("CreateSession with a duplicate label succeeded")
 	}
-	for _, bad := range []string{"", "has space", strings.Repeat("x", 129), "tab\t"} {
+	for _, bad := range []string{"", "has space", strings.Repeat("x", 129), "tab\t", "nb\u00a0sp", "line\u2028sep", "c1\u0085", "bidi\u202e", "bad\xffutf8"} {
 		if _, err := h.CreateSession(ctx, SessionSpec{Label: bad}); err == nil {
 			t.Errorf("CreateSession(%q) succeeded", bad)
 		}

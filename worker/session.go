@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cua-host/cua-host/authz"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
@@ -160,9 +162,12 @@ func validLabel(label string) error {
 	if len(label) > 128 {
 		return fmt.Errorf("session label is %d bytes; at most 128", len(label))
 	}
+	if !utf8.ValidString(label) {
+		return errors.New("session label is not valid UTF-8")
+	}
 	for _, r := range label {
-		if r < 0x21 || r == 0x7f {
-			return fmt.Errorf("session label %q contains whitespace or control characters", label)
+		if unicode.IsSpace(r) || unicode.IsControl(r) || !unicode.IsPrint(r) {
+			return fmt.Errorf("session label %q contains whitespace, control or unprintable characters", label)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cua-host/cua-host/authz"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
@@ -74,6 +75,9 @@ func Run(ctx context.Context, ctrl *wire.ControlConn, cfg Config) error {
 
 	if err := w.handshake(ctx); err != nil {
 		w.teardown(err)
+		if errors.Is(err, wire.ErrClosed) && ctx.Err() == nil {
+			return nil // the host went away before Hello: end-of-file, like any other time
+		}
 		return err
 	}
 	err := w.serveControl()
@@ -125,7 +129,7 @@ func (w *worker) teardown(cause error) {
 	if v, ok := wire.IsViolation(cause); ok {
 		w.log.Warn("control channel protocol violation; tearing down", "reason", v.Reason, "detail", v.Detail)
 		w.sendControl(0, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_Error{Error: &cuav1.ControlError{
-			Code: string(authz.CodeInvalidRequest), Message: v.Error(),
+			Code: string(authz.CodeInvalidRequest), Message: truncateMessage(v.Error()),
 		}}}, nil)
 	}
 	w.mu.Lock()
@@ -182,7 +186,22 @@ func (w *worker) sendControl(callID uint64, frame *cuav1.ControlFrame, fd *os.Fi
 }
 
 func (w *worker) controlError(callID uint64, code authz.Code, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := truncateMessage(fmt.Sprintf(format, args...))
 	w.log.Info("control request refused", "code", code, "message", msg)
 	w.sendControl(callID, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_Error{Error: &cuav1.ControlError{Code: string(code), Message: msg}}}, nil)
+}
+
+// maxErrorMessage bounds the message of an Error frame, so an error that quotes its input
+// never makes the reply itself too big to send.
+const maxErrorMessage = 1024
+
+func truncateMessage(msg string) string {
+	if len(msg) <= maxErrorMessage {
+		return msg
+	}
+	cut := maxErrorMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }
