@@ -147,12 +147,15 @@ func policyFromHello(snap *cuav1.PolicySnapshot) (*policy.Set, error) {
 //     (authz.Pipeline.Decide), asking the host for consent when standard mode needs it;
 //  8. the caller invokes the handler with the call's deadline.
 func (a *authorizer) authorize(ctx context.Context, s *session, name string, rawArgs []byte) (*tool.Call, *tool.Tool, *authz.Refusal) {
+	if r := s.check(); r != nil {
+		return nil, nil, r
+	}
 	args, r := parseArgs(rawArgs)
 	if r != nil {
 		return nil, nil, r
 	}
 	name, args = policy.Sanitize(name, args)
-	if r := s.check(); r != nil {
+	if r := checkArgNames(args); r != nil {
 		return nil, nil, r
 	}
 	e, _ := a.pipe.Inventory().Lookup(name)
@@ -184,6 +187,22 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 }
 
 var emptyArgs = json.RawMessage("{}")
+
+// checkArgNames refuses argument names outside [a-z0-9_]. Every tool's arguments are
+// lowercase snake_case, and encoding/json matches struct fields case-insensitively with
+// Unicode folding ("mar\u212Aer" reaches the field "marker"): a name the policy sees as
+// different from the one the handler reads would let a value past the policy unchecked.
+func checkArgNames(args map[string]any) *authz.Refusal {
+	for k := range args {
+		for i := 0; i < len(k); i++ {
+			c := k[i]
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+				return authz.Refuse(authz.CodeInvalidArguments, "argument name %q: names are lowercase ASCII letters, digits and underscores", k)
+			}
+		}
+	}
+	return nil
+}
 
 // parseArgs decodes a call's arguments, which must be one JSON object.
 func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {

@@ -17,6 +17,11 @@ import (
 // startCall accepts one CallTool and returns the function that runs it (nil when the call
 // was refused here, NOT_STARTED, and already answered) and whether the tool is quick.
 func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (func(), bool) {
+	// Session state first (docs/protocol.md): a revoked session says so whatever else is wrong.
+	if r := s.check(); r != nil {
+		s.refuse(id, r.Code, "%s", r.Message)
+		return nil, false
+	}
 	now := s.w.cfg.Now()
 	deadline := now.Add(s.w.cfg.DefaultDeadline)
 	if deadlineMS != 0 {

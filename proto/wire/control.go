@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
@@ -206,3 +207,14 @@ func (c *ControlConn) Close() error { return c.uc.close() }
 
 // CloseRead shuts down the receiving half: a blocked Recv returns ErrClosed.
 func (c *ControlConn) CloseRead() error { return c.uc.closeRead() }
+
+// SetDeadline sets the read and write deadlines of the channel (harnesses bound every
+// exchange with it); a Recv or Send past it fails with an error for which IsTimeout holds.
+// A Recv that timed out leaves the channel usable. Zero clears the deadlines.
+func (c *ControlConn) SetDeadline(t time.Time) error { return c.uc.f.SetDeadline(t) }
+
+// SetReadDeadline sets the deadline for Recv; zero clears it.
+func (c *ControlConn) SetReadDeadline(t time.Time) error { return c.uc.f.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the deadline for Send; zero clears it.
+func (c *ControlConn) SetWriteDeadline(t time.Time) error { return c.uc.f.SetWriteDeadline(t) }

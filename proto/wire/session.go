@@ -213,3 +213,6 @@ func (c *SessionConn) Close() error { return c.uc.close() }
 
 // CloseRead shuts down the receiving half: a blocked Recv returns ErrClosed.
 func (c *SessionConn) CloseRead() error { return c.uc.closeRead() }
+
+// SetWriteDeadline sets the deadline for Send; zero clears it.
+func (c *SessionConn) SetWriteDeadline(t time.Time) error { return c.uc.f.SetWriteDeadline(t) }

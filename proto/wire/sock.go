@@ -160,9 +160,14 @@ func (s *sockConn) raiseSendBuffer(want int) int {
 
 // send writes b with oob attached. The caller holds the owner's send mutex.
 func (s *sockConn) send(b, oob []byte, stream bool) (int, error) {
-	if len(b) == 0 && len(oob) == 0 {
-		// A zero-length datagram (tests use it to mimic end-of-file).
-		_, _, e := unix.Syscall(unix.SYS_SENDMSG, s.fd(), uintptr(unsafe.Pointer(&unix.Msghdr{})), unix.MSG_NOSIGNAL)
+	if len(b) == 0 {
+		// A zero-length datagram, possibly with descriptors (harnesses send both).
+		msg := &unix.Msghdr{}
+		if len(oob) > 0 {
+			msg.Control = &oob[0]
+			msg.SetControllen(len(oob))
+		}
+		_, _, e := unix.Syscall(unix.SYS_SENDMSG, s.fd(), uintptr(unsafe.Pointer(msg)), unix.MSG_NOSIGNAL)
 		if e != 0 {
 			return 0, closeLike(e)
 		}

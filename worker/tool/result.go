@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/cua-host/cua-host/authz"
 )
@@ -38,11 +40,15 @@ func TextResult(text string, structured any) *Result {
 	return &Result{Content: []Content{Text(text)}, Structured: structured}
 }
 
-// DecodeArgs unmarshals a JSON object of arguments into v strictly: unknown fields, trailing
-// data and non-objects are an invalid_arguments refusal.
+// DecodeArgs unmarshals a JSON object of arguments into v (a pointer to a struct) strictly:
+// unknown fields, names that match a field only after case folding, trailing data and
+// non-objects are an invalid_arguments refusal.
 func DecodeArgs(args json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if err := exactNames(args, v); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
@@ -72,4 +78,57 @@ func asType[T error](err error, target *T) bool {
 		*target = t
 	}
 	return ok
+}
+
+// exactNames refuses an object with a key that is not exactly one of v's JSON field names:
+// encoding/json would otherwise match it to a field case-insensitively.
+func exactNames(args json.RawMessage, v any) error {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(args, &keys); err != nil {
+		return authz.Refuse(authz.CodeInvalidArguments, "%s", describeJSONError(err))
+	}
+	names := map[string]bool{}
+	collectNames(t, names)
+	for k := range keys {
+		if !names[k] {
+			return authz.Refuse(authz.CodeInvalidArguments, "unknown argument %q", k)
+		}
+	}
+	return nil
+}
+
+// collectNames adds the JSON names of t's fields, following embedded structs.
+func collectNames(t reflect.Type, names map[string]bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectNames(ft, names)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = true
+	}
 }
