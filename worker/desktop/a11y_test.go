@@ -146,7 +146,7 @@ func TestA11yToolSchemas(t *testing.T) {
 	}
 }
 
-// TestZenityThroughTools is the demonstration: a zenity entry dialog in the
+// TestZenityThroughTools is the end-to-end check: a zenity entry dialog in the
 // background, read with get_window_state, filled with set_value and confirmed with a
 // click on OK by element, while the pointer and the focused window stay where they were.
 func TestZenityThroughTools(t *testing.T) {
