@@ -251,7 +251,7 @@ func TestAdversarialArguments(t *testing.T) {
 	bounded := sc.h.mustSession("bounded", authz.Bounded, sleepManifest)
 	ownPID, ownWin := sc.launch(t, std)
 	forged := map[string]any{
-		"mode": "unrestricted", "_mode": "unrestricted", "Mode": "unrestricted", "mоde": "unrestricted", // Cyrillic о
+		"mode": "unrestricted", "_mode": "unrestricted",
 		"session": "grant-unres", "_session": "grant-unres", "label": "grant-unres", "_label": "grant-unres",
 		"_authorization": "granted", "__proto__": map[string]any{"mode": "unrestricted"}, "_": "x",
 		"generation": "00", "_consent": true, "dangerously_bypass_approvals": true, "_meta": map[string]any{"mode": "unrestricted"},
@@ -293,6 +293,9 @@ func TestAdversarialArguments(t *testing.T) {
 		{name: "long-s scope", c: std, tool: "click", args: map[string]any{"ſcope": "desktop", "x": 5, "y": 5}, want: authz.CodeInvalidArguments},
 		{name: "case-folded window_id next to the real one", c: std, tool: "click", args: map[string]any{"pid": ownPID, "window_id": ownWin, "x": 1, "y": 1, "Window_Id": sc.foreignWin}, want: authz.CodeInvalidArguments},
 		{name: "desktop coordinates without scope", c: std, tool: "click", args: map[string]any{"x": 5, "y": 5}, want: authz.CodeInvalidArguments},
+		{name: "capitalised look-alike key", c: bounded, tool: "get_desktop_state", args: map[string]any{"Mode": "unrestricted"}, want: authz.CodeInvalidArguments},
+		{name: "Cyrillic look-alike key", c: std, tool: "click", args: withForged(map[string]any{"mоde": "unrestricted"}), want: authz.CodeInvalidArguments},
+		{name: "Kelvin-sign key folding onto a field", c: std, tool: "noop", args: map[string]any{"\u212aey": 1}, want: authz.CodeInvalidArguments},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
