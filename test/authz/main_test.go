@@ -27,6 +27,7 @@ import (
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
 	"github.com/cua-host/cua-host/internal/testworker"
+	"github.com/cua-host/cua-host/test/xevlog/harness"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -88,25 +89,16 @@ func run(m *testing.M) int {
 	appA = filepath.Join(dir, "app-a", "xevlog")
 	appB = filepath.Join(dir, "app-b", "xevlog")
 	for _, p := range []string{appA, appB} {
-		build := exec.Command("go", "build", "-o", p, "github.com/cua-host/cua-host/test/xevlog")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build xevlog:", err)
+		if err := harness.BuildXevlog(p); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	disp, err = display.Start(ctx, display.Options{WindowManager: true, Width: 1280, Height: 800})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start display:", err)
+	if disp, err = harness.StartDisplay(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer disp.Close()
-	for _, kv := range disp.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
 	return m.Run()
 }
 

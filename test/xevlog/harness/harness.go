@@ -63,25 +63,42 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(binDir)
 	xevlogPath = filepath.Join(binDir, "xevlog")
-	build := exec.Command("go", "build", "-o", xevlogPath, "github.com/cua-host/cua-host/test/xevlog")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build xevlog:", err)
+	if err := BuildXevlog(xevlogPath); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	disp, err = display.Start(ctx, display.Options{WindowManager: true, Width: 1280, Height: 800})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start display:", err)
+	if disp, err = StartDisplay(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer disp.Close()
-	for _, kv := range disp.Env() {
+	return m.Run()
+}
+
+// BuildXevlog builds the xevlog oracle to path.
+func BuildXevlog(path string) error {
+	build := exec.Command("go", "build", "-o", path, "github.com/cua-host/cua-host/test/xevlog")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build xevlog: %w", err)
+	}
+	return nil
+}
+
+// StartDisplay starts a private 1280×800 display with openbox and points this process's
+// DISPLAY and XAUTHORITY at it. The caller closes it.
+func StartDisplay() (*display.Display, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, err := display.Start(ctx, display.Options{WindowManager: true, Width: 1280, Height: 800})
+	if err != nil {
+		return nil, fmt.Errorf("start display: %w", err)
+	}
+	for _, kv := range d.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
 	}
-	return m.Run()
+	return d, nil
 }
 
 // Require skips (or, with CI set, fails) the test when the display could not be set up.
