@@ -27,8 +27,8 @@ import (
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
 	"github.com/cua-host/cua-host/internal/testworker"
-	"github.com/cua-host/cua-host/test/xevlog/harness"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/worker"
 	"github.com/cua-host/cua-host/worker/tool"
 )
