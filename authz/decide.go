@@ -42,6 +42,9 @@ type Decision struct {
 	NeedsConsent bool
 	// Resource is the resource decided on (copied from the target).
 	Resource Resource
+	// AlsoConsent lists the target's further resources (Target.Also) that need a grant
+	// too, in order; each is asked for like Resource.
+	AlsoConsent []Resource
 }
 
 // Decide runs the hard invariants, the policy, the risk classification and the mode for a
@@ -56,8 +59,8 @@ func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map
 	if t.ProtectedUIPID != 0 {
 		return refused(Refuse(CodeProtectedUIDenied, "the input would land on a window of protected process %d", t.ProtectedUIPID))
 	}
-	// 5. Policy: managed, then user; both must allow.
-	if d := p.policy.Decide(ctx, tool, args); !d.Allow {
+	// 5. Policy: managed, then user; both must allow. They see the resolved target too.
+	if d := p.policy.DecideTarget(ctx, tool, args, policyTarget(t)); !d.Allow {
 		return refused(Refuse(CodePermissionDenied, "%s", d.Reason))
 	}
 	// 6. Risk classification.
@@ -74,10 +77,59 @@ func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map
 	switch {
 	case r != nil:
 		d.Refusal = r
+		return d
 	case consent:
 		d.NeedsConsent = grants == nil || !grants.Covers(t.Resource.Key(), now)
 	}
+	for _, also := range t.Also {
+		consent, r := checkResource(c.Mode, c.Manifest, e, also)
+		switch {
+		case r != nil:
+			d.Refusal, d.NeedsConsent, d.AlsoConsent = r, false, nil
+			return d
+		case consent && (grants == nil || !grants.Covers(also.Key(), now)):
+			d.AlsoConsent = append(d.AlsoConsent, also)
+		}
+	}
 	return d
+}
+
+// checkResource is stage 7 for a further resource of a call whose tool already passed
+// CheckMode: the tool's own allowance is not asked again, only the resource's.
+func checkResource(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent bool, refusal *Refusal) {
+	switch e.Behavior(mode) {
+	case Allow:
+		return false, nil
+	case RequireGrant:
+		return needsGrant(r), nil
+	case ManifestScoped:
+		if m == nil {
+			return false, Refuse(CodeOutsideManifest, "a bounded session has no manifest")
+		}
+		return false, m.CheckResource(r)
+	}
+	return false, Refuse(CodePermissionDenied, "tool %q is denied in %s mode", e.Tool, mode)
+}
+
+// policyTarget is the resolved target as the policy sees it (nil when it names nothing).
+func policyTarget(t *Target) *policy.Target {
+	if t == nil || t.Unresolved != nil {
+		return nil
+	}
+	r := t.Resource
+	switch r.Kind {
+	case ResourceWindow, ResourceProcess, ResourceDisplay, ResourceClipboard, ResourceApplication:
+	default:
+		return nil
+	}
+	pt := &policy.Target{Kind: r.Kind.String(), PID: r.PID, WindowID: r.Window, Executable: r.Executable}
+	if r.PID > 0 {
+		pt.Owner = policy.OwnerForeign
+		if r.Owned {
+			pt.Owner = policy.OwnerSession
+		}
+	}
+	return pt
 }
 
 func refused(r *Refusal) Decision { return Decision{Refusal: r} }

@@ -208,6 +208,13 @@ func (m *Manifest) Check(e *Entry, r Resource) *Refusal {
 	case !m.allow[e.Tool]:
 		return Refuse(CodeOutsideManifest, "tool '%s' is outside the capability manifest", e.Tool)
 	}
+	return m.CheckResource(r)
+}
+
+// CheckResource checks one resource a call touches against the manifest's resources,
+// whatever the tool: Check after the tool's allowance, and on its own for a call's further
+// resources (a paste reads the clipboard).
+func (m *Manifest) CheckResource(r Resource) *Refusal {
 	switch r.Kind {
 	case ResourceWindow:
 		if _, ok := m.byExe[r.Executable]; !ok {

@@ -76,6 +76,11 @@ type Target struct {
 	// land on (the window under a coordinate, or the focused window for keyboard input).
 	// Zero when none.
 	ProtectedUIPID int
+	// Also lists further resources the call touches besides Resource: a paste (ctrl+v,
+	// shift+Insert, a middle click) reads the clipboard or the primary selection into the
+	// window it targets, so it is also a clipboard observation. Each is decided like
+	// Resource at stage 7.
+	Also []Resource
 	// Unresolved, when set, is why the resource could not be resolved (a window that does
 	// not exist, a pid that is not a number). The call is refused with it once policy and
 	// classification have had their say.

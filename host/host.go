@@ -224,6 +224,11 @@ func (h *Host) handshake(ctx context.Context) error {
 	for _, pid := range h.opts.ProtectedPIDs {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(pid))
 	}
+	if h.opts.ProtectAncestors {
+		for _, pid := range AncestorPIDs() {
+			hello.ProtectedPids = append(hello.ProtectedPids, int32(pid))
+		}
+	}
 	if h.opts.Display.ServerPID > 0 {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(h.opts.Display.ServerPID))
 	}

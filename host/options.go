@@ -42,6 +42,11 @@ type Options struct {
 	Display DisplayFacts
 	// ProtectedPIDs are processes no tool may target, in addition to the host's own pid.
 	ProtectedPIDs []int
+	// ProtectAncestors adds the host's ancestors (AncestorPIDs) to ProtectedPIDs: the
+	// program that started the host and the terminal showing it are never a target. The
+	// command line always sets it; an embedding app whose parent is a desktop shell may
+	// leave it off.
+	ProtectAncestors bool
 	// Consent answers the worker's consent requests (standard sessions touching windows
 	// they did not launch, the whole display, the clipboard). Nil means there is no
 	// provider: such calls are refused with authorization_required. ConsentTTY prompts on

@@ -78,6 +78,24 @@ func childPIDs(ppid int) []int {
 	return out
 }
 
+// AncestorPIDs returns the calling process's ancestors, parent first, up to but not
+// including pid 1 (at most 64): the program that started cua-host (an MCP client, a shell)
+// and the terminal emulator showing it, whose window an agent could otherwise type into —
+// to answer a consent prompt on that terminal, or the client's own approval prompts.
+func AncestorPIDs() []int {
+	var out []int
+	pid := os.Getpid()
+	for range 64 {
+		ppid, ok := parentOf(pid)
+		if !ok || ppid <= 1 {
+			break
+		}
+		out = append(out, ppid)
+		pid = ppid
+	}
+	return out
+}
+
 // parentOf reads the parent pid from /proc/PID/stat.
 func parentOf(pid int) (int, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

@@ -12,6 +12,9 @@ import (
 // are never mixed. Immutable after load.
 type constraint struct {
 	arg string // argument name; never reserved
+	// target is set when the constraint names a field of the resolved target
+	// ("target.pid"): arg is then the field name, read from input.target.
+	target bool
 
 	hasMin, hasMax bool
 	min, max       float64 // finite; min <= max when both are set
@@ -45,8 +48,12 @@ func (c *constraint) textual() bool { return c.maxLength >= 0 || c.pattern != ni
 
 // check runs the checks in order (presence, numeric, string, allowed) and
 // returns the first failure. It does not allocate.
-func (c *constraint) check(args map[string]any) failure {
-	v, ok := args[c.arg]
+func (c *constraint) check(in input) failure {
+	src := in.args
+	if c.target {
+		src = in.target
+	}
+	v, ok := src[c.arg]
 	if !ok {
 		return failMissing
 	}
@@ -87,13 +94,23 @@ func (c *constraint) check(args map[string]any) failure {
 
 // writeMessage explains a failure of this constraint.
 func (c *constraint) writeMessage(b *strings.Builder, f failure) {
-	if f == failMissing {
-		b.WriteString("missing required argument ")
+	if c.target {
+		if f == failMissing {
+			b.WriteString("the call's target has no ")
+			writeQuoted(b, c.arg)
+			return
+		}
+		b.WriteString("target ")
 		writeQuoted(b, c.arg)
-		return
+	} else {
+		if f == failMissing {
+			b.WriteString("missing required argument ")
+			writeQuoted(b, c.arg)
+			return
+		}
+		b.WriteString("argument ")
+		writeQuoted(b, c.arg)
 	}
-	b.WriteString("argument ")
-	writeQuoted(b, c.arg)
 	switch f {
 	case failNotNumber:
 		b.WriteString(" must be a number")
@@ -123,9 +140,9 @@ type yamlRule struct {
 }
 
 // passes reports whether every constraint accepts args.
-func (r *yamlRule) passes(args map[string]any) bool {
+func (r *yamlRule) passes(in input) bool {
 	for i := range r.constraints {
-		if r.constraints[i].check(args) != pass {
+		if r.constraints[i].check(in) != pass {
 			return false
 		}
 	}
@@ -134,11 +151,11 @@ func (r *yamlRule) passes(args map[string]any) bool {
 
 // writeFailures writes the message of every failing constraint, in
 // argument order, separated by ", ".
-func (r *yamlRule) writeFailures(b *strings.Builder, args map[string]any) {
+func (r *yamlRule) writeFailures(b *strings.Builder, in input) {
 	first := true
 	for i := range r.constraints {
 		c := &r.constraints[i]
-		if f := c.check(args); f != pass {
+		if f := c.check(in); f != pass {
 			if !first {
 				b.WriteString(", ")
 			}

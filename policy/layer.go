@@ -66,15 +66,22 @@ type Layer struct {
 
 // evaluator is what a compiled layer does.
 type evaluator interface {
-	// decide reports whether the canonical tool with these arguments is
-	// allowed and, when not, why: the reason starts with denied ("Permission
-	// denied: user policy: "). Arguments whose key starts with "_" are
-	// ignored. A non-nil error denies.
-	decide(ctx context.Context, tool string, args map[string]any, denied string) (bool, string, error)
+	// decide reports whether the canonical tool with this input is allowed
+	// and, when not, why: the reason starts with denied ("Permission denied:
+	// user policy: "). Arguments whose key starts with "_" are ignored. A
+	// non-nil error denies.
+	decide(ctx context.Context, tool string, in input, denied string) (bool, string, error)
 	// listed reports whether the tool is allowed with no arguments.
 	listed(ctx context.Context, tool string) bool
 	// summary describes the layer in one line.
 	summary() string
+}
+
+// input is what a layer decides on besides the tool name: the call's arguments and the
+// resolved target's fields (nil when there is none).
+type input struct {
+	args   map[string]any
+	target map[string]any
 }
 
 // Parse builds a layer of the given kind from in-memory files: exactly one

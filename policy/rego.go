@@ -117,7 +117,7 @@ func compileRego(files []File) (*regoPolicy, error) {
 			regoQuery, types.Sprint(t))
 	}
 	r := &regoPolicy{pq: pq, modules: modules}
-	if _, err := r.eval(ctx, "", nil); err != nil {
+	if _, err := r.eval(ctx, "", input{}); err != nil {
 		return nil, &problem{
 			msg:   fmt.Sprintf(`evaluating %s for the input {"server":%q,"tool":"","arguments":{}}: %v`, regoQuery, regoServer, err),
 			kind:  ErrInvalid,
@@ -202,8 +202,8 @@ func oneLine(s string) string {
 }
 
 // decide evaluates allow for the tool and the non-reserved arguments.
-func (r *regoPolicy) decide(ctx context.Context, tool string, args map[string]any, denied string) (bool, string, error) {
-	ok, err := r.eval(ctx, tool, args)
+func (r *regoPolicy) decide(ctx context.Context, tool string, in input, denied string) (bool, string, error) {
+	ok, err := r.eval(ctx, tool, in)
 	if err != nil {
 		return false, "", err
 	}
@@ -215,7 +215,7 @@ func (r *regoPolicy) decide(ctx context.Context, tool string, args map[string]an
 
 // listed reports whether allow holds with no arguments.
 func (r *regoPolicy) listed(ctx context.Context, tool string) bool {
-	ok, err := r.eval(ctx, tool, nil)
+	ok, err := r.eval(ctx, tool, input{})
 	return err == nil && ok
 }
 
@@ -226,8 +226,8 @@ func (r *regoPolicy) summary() string {
 
 // eval runs the prepared query. Undefined is false; a result that is not a
 // boolean is an ErrEvaluation error.
-func (r *regoPolicy) eval(ctx context.Context, tool string, args map[string]any) (bool, error) {
-	in, err := regoInput(tool, args)
+func (r *regoPolicy) eval(ctx context.Context, tool string, input input) (bool, error) {
+	in, err := regoInput(tool, input)
 	if err != nil {
 		return false, &problem{msg: "arguments: " + err.Error(), kind: ErrEvaluation, cause: err}
 	}
@@ -252,11 +252,12 @@ func (r *regoPolicy) eval(ctx context.Context, tool string, args map[string]any)
 	return b, nil
 }
 
-// regoInput builds {"server":"cua-host","tool":tool,"arguments":{…}},
-// leaving out reserved top-level arguments.
-func regoInput(tool string, args map[string]any) (ast.Value, error) {
-	kvs := make([][2]*ast.Term, 0, len(args))
-	for k, v := range args {
+// regoInput builds {"server":"cua-host","tool":tool,"arguments":{…}}, leaving
+// out reserved top-level arguments, plus "target":{…} when the call has a
+// resolved target.
+func regoInput(tool string, in input) (ast.Value, error) {
+	kvs := make([][2]*ast.Term, 0, len(in.args))
+	for k, v := range in.args {
 		if Reserved(k) {
 			continue
 		}
@@ -266,11 +267,19 @@ func regoInput(tool string, args map[string]any) (ast.Value, error) {
 		}
 		kvs = append(kvs, [2]*ast.Term{ast.StringTerm(k), ast.NewTerm(val)})
 	}
-	return ast.NewObject(
-		[2]*ast.Term{ast.StringTerm("server"), ast.StringTerm(regoServer)},
-		[2]*ast.Term{ast.StringTerm("tool"), ast.StringTerm(tool)},
-		[2]*ast.Term{ast.StringTerm("arguments"), ast.NewTerm(ast.NewObject(kvs...))},
-	), nil
+	top := [][2]*ast.Term{
+		{ast.StringTerm("server"), ast.StringTerm(regoServer)},
+		{ast.StringTerm("tool"), ast.StringTerm(tool)},
+		{ast.StringTerm("arguments"), ast.NewTerm(ast.NewObject(kvs...))},
+	}
+	if in.target != nil {
+		t, err := regoValue(in.target, 0)
+		if err != nil {
+			return nil, fmt.Errorf("target: %w", err)
+		}
+		top = append(top, [2]*ast.Term{ast.StringTerm("target"), ast.NewTerm(t)})
+	}
+	return ast.NewObject(top...), nil
 }
 
 // regoValue converts a JSON-compatible Go value to a Rego value, rejecting

@@ -87,12 +87,21 @@ func (s *Set) User() *Layer {
 // on what Sanitize keeps. args may be nil (no arguments) and is never
 // modified. A Rego layer evaluates under ctx; one that fails to evaluate
 // (a runtime error, a done ctx) denies, with Decision.Err set. YAML layers
-// never block and do not look at ctx.
+// never block and do not look at ctx. It decides with no resolved target: a layer that
+// looks at the target (input.target, target.* constraints) sees none.
 func (s *Set) Decide(ctx context.Context, tool string, args map[string]any) Decision {
+	return s.DecideTarget(ctx, tool, args, nil)
+}
+
+// DecideTarget is Decide with the resource the call touches as the authorization pipeline
+// resolved it (nil: none). Rego layers see it as input.target, YAML constraints as
+// target.kind, target.pid, target.window_id, target.executable and target.owner.
+func (s *Set) DecideTarget(ctx context.Context, tool string, args map[string]any, target *Target) Decision {
 	tool = CanonicalTool(tool)
 	if s == nil {
 		return Decision{Allow: true, Tool: tool, Reason: reasonNoPolicy}
 	}
+	in := input{args: args, target: target.fields()}
 	for _, l := range [...]struct {
 		name   string
 		layer  *Layer
@@ -104,7 +113,7 @@ func (s *Set) Decide(ctx context.Context, tool string, args map[string]any) Deci
 		if l.layer == nil {
 			continue
 		}
-		ok, reason, err := l.layer.eval().decide(ctx, tool, args, l.denied)
+		ok, reason, err := l.layer.eval().decide(ctx, tool, in, l.denied)
 		if err != nil {
 			if !errors.Is(err, ErrEvaluation) {
 				err = &problem{msg: err.Error(), kind: ErrEvaluation, cause: err}

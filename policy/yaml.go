@@ -16,7 +16,7 @@ type yamlPolicy struct {
 }
 
 // decide evaluates deny.tools, then allow.tools, then the tool's rules.
-func (y *yamlPolicy) decide(_ context.Context, tool string, args map[string]any, denied string) (bool, string, error) {
+func (y *yamlPolicy) decide(_ context.Context, tool string, in input, denied string) (bool, string, error) {
 	if y.deny[tool] {
 		return false, denial(denied, tool, " is explicitly denied"), nil
 	}
@@ -28,7 +28,7 @@ func (y *yamlPolicy) decide(_ context.Context, tool string, args map[string]any,
 		return false, denial(denied, tool, " is not allowed by the YAML policy"), nil
 	}
 	for i := range rules {
-		if rules[i].passes(args) {
+		if rules[i].passes(in) {
 			return true, "", nil
 		}
 	}
@@ -47,7 +47,7 @@ func (y *yamlPolicy) decide(_ context.Context, tool string, args map[string]any,
 			b.WriteString(strconv.Itoa(i + 1))
 			b.WriteString(": ")
 		}
-		rules[i].writeFailures(&b, args)
+		rules[i].writeFailures(&b, in)
 	}
 	return false, b.String(), nil
 }

@@ -51,6 +51,7 @@ var yamlLoadErrorCases = []struct {
 	},
 	{name: "duplicate check", src: "allow: [{tool: click, constraints: {x: {min: 0, min: 1}}}]\n", want: "duplicate key 'min' in constraint for 'click.x'"},
 	{name: "duplicate argument", src: "allow: [{tool: click, constraints: {x: {min: 0}, x: {max: 1}}}]\n", want: "duplicate key 'x' in constraints for tool 'click'"},
+	{name: "unknown target field", src: "allow: [{tool: click, constraints: {target.title: {pattern: x}}}]\n", want: "invalid constraint for 'click.target.title': the resolved target has no field 'title' (want one of kind, pid, window_id, executable, owner)"},
 	{name: "no checks", src: "allow: [{tool: click, constraints: {x: {}}}]\n", want: "invalid constraint for 'click.x': constraint must define at least one check"},
 	{name: "null checks", src: "allow: [{tool: click, constraints: {x: }}]\n", want: "invalid constraint for 'click.x': constraint must define at least one check"},
 	{name: "checks are a list", src: "allow: [{tool: click, constraints: {x: [1]}}]\n", want: "invalid constraint for 'click.x': must be a mapping of checks"},

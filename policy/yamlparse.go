@@ -335,6 +335,12 @@ func (p *yamlParser) constraint(tool, arg string, key, n *yaml.Node) (constraint
 	if Reserved(arg) {
 		return c, bad(key, "arguments starting with '_' are removed before policy evaluation, so this constraint could never pass")
 	}
+	if field, ok := strings.CutPrefix(arg, "target."); ok {
+		if !slices.Contains(targetFields, field) {
+			return c, bad(key, "the resolved target has no field %s (want one of %s)", quoteName(field), strings.Join(targetFields, ", "))
+		}
+		c.arg, c.target = field, true
+	}
 	n, err := p.node(n)
 	if err != nil {
 		return c, err

@@ -60,6 +60,12 @@ func (a *authorizer) bind(reg *tool.Registry, closer io.Closer) {
 	if d, ok := closer.(Desktop); ok {
 		a.res.desk = d
 	}
+	if d, ok := closer.(infrastructureFinder); ok {
+		a.res.protect.infra = func(ctx context.Context) ([]int, error) {
+			inf, err := d.Infrastructure(ctx)
+			return inf.PIDs(), err
+		}
+	}
 	var here []authz.Entry
 	for _, e := range a.inventory.Entries() {
 		if _, registered := reg.Lookup(e.Tool); registered || !e.Exposed() {
@@ -170,6 +176,11 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 	}
 	if d.NeedsConsent {
 		if r := s.obtainConsent(ctx, name, d.Resource); r != nil {
+			return nil, nil, r
+		}
+	}
+	for _, also := range d.AlsoConsent {
+		if r := s.obtainConsent(ctx, name, also); r != nil {
 			return nil, nil, r
 		}
 	}

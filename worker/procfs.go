@@ -2,11 +2,13 @@ package worker
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // procInfo is what the authorizer reads about one process from /proc.
@@ -139,17 +141,34 @@ func atoi(b []byte) int {
 }
 
 // protector decides the hard invariant "never target cua-host itself": the host, the
-// worker, the proxy, the display server, a consent UI. It is immutable after the handshake.
+// worker, the proxy, the display server, a consent UI, and the desktop the display runs on
+// (its X server, window manager, compositor and desktop shell, found from the server
+// itself so that a display cua-host did not start is covered too). It is safe for
+// concurrent use.
 type protector struct {
-	// pids are Hello.protected_pids, the worker's own pid and its parent (the host).
+	// pids are Hello.protected_pids, the worker's own pid and its parent (the host);
+	// fixed after the handshake.
 	pids map[int]bool
 	// selfDev and selfIno identify the worker's executable: any process running the same
 	// file is cua-host (a host, a worker, an MCP proxy re-executed from it).
 	selfDev, selfIno uint64
+	// infra, when set before the worker is ready, finds the display's infrastructure
+	// processes. It is asked at most once per infraRefresh; every pid it ever returned
+	// stays protected for the worker's life (a window manager replaced meanwhile, or a pid
+	// reused, is refused rather than allowed).
+	infra func(ctx context.Context) ([]int, error)
+
+	// mu guards the fields below.
+	mu        sync.Mutex
+	found     map[int]bool
+	refreshed time.Time
 }
 
+// infraRefresh bounds how stale the infrastructure set may be.
+const infraRefresh = 250 * time.Millisecond
+
 func newProtector(helloPIDs []int32) *protector {
-	p := &protector{pids: map[int]bool{os.Getpid(): true, os.Getppid(): true}}
+	p := &protector{pids: map[int]bool{os.Getpid(): true, os.Getppid(): true}, found: map[int]bool{}}
 	for _, pid := range helloPIDs {
 		if pid > 0 {
 			p.pids[int(pid)] = true
@@ -170,5 +189,28 @@ func (p *protector) protected(pid int, info procInfo) bool {
 	if p.pids[pid] {
 		return true
 	}
-	return info.ino != 0 && info.dev == p.selfDev && info.ino == p.selfIno
+	if info.ino != 0 && info.dev == p.selfDev && info.ino == p.selfIno {
+		return true
+	}
+	return p.infrastructure(pid)
+}
+
+// infrastructure reports whether pid is one of the display's infrastructure processes,
+// refreshing the set when it is older than infraRefresh.
+func (p *protector) infrastructure(pid int) bool {
+	if p.infra == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); now.Sub(p.refreshed) >= infraRefresh {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		pids, _ := p.infra(ctx) // what it found before an error still counts
+		cancel()
+		for _, q := range pids {
+			p.found[q] = true
+		}
+		p.refreshed = now
+	}
+	return p.found[pid]
 }

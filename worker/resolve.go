@@ -26,6 +26,12 @@ type Desktop interface {
 	Pointer(ctx context.Context) (x11.Point, error)
 }
 
+// infrastructureFinder is implemented by desktops that can name the processes the display
+// runs on (*x11.Backend): they are protected like cua-host's own.
+type infrastructureFinder interface {
+	Infrastructure(ctx context.Context) (x11.Infrastructure, error)
+}
+
 // Decoration margins: a window's frame is its client area; the window manager's title bar
 // and borders lie around it. A point this close to a protected window counts as on it.
 const (
@@ -94,9 +100,9 @@ func (r *resolver) resolve(ctx context.Context, s *session, tool string, e *auth
 		}
 		return r.window(ctx, s, tool, e.Operation, pid, uint32(wid), hasWID)
 	case authz.ShapePointer:
-		return r.pointer(ctx, s, tool, args, pid, hasPID, uint32(wid), hasWID, scope)
+		return r.withPaste(ctx, s, tool, args, r.pointer(ctx, s, tool, args, pid, hasPID, uint32(wid), hasWID, scope))
 	case authz.ShapeKeyboard:
-		return r.keyboard(ctx, s, tool, pid, hasPID, uint32(wid), hasWID, scope)
+		return r.withPaste(ctx, s, tool, args, r.keyboard(ctx, s, tool, pid, hasPID, uint32(wid), hasWID, scope))
 	case authz.ShapeProcess:
 		if !hasPID {
 			return unresolved(authz.CodeInvalidArguments, "%s needs a pid", tool)

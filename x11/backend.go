@@ -50,13 +50,17 @@ type Capabilities struct {
 type Backend struct {
 	conn    *xgb.Conn
 	display string
-	root    xproto.Window
-	width   int
-	height  int
-	depth   byte
-	log     *slog.Logger
-	settle  time.Duration
-	caps    Capabilities
+	// screen is the default screen's number; serverPID the server's pid from the peer
+	// credentials of its local socket (0 when remote). Both are fixed at Open.
+	screen    int
+	serverPID int
+	root      xproto.Window
+	width     int
+	height    int
+	depth     byte
+	log       *slog.Logger
+	settle    time.Duration
+	caps      Capabilities
 
 	atoms atomCache
 
@@ -112,6 +116,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	b := &Backend{
 		conn:    conn,
 		display: display,
+		screen:  conn.DefaultScreen,
 		root:    scr.Root,
 		width:   int(scr.WidthInPixels),
 		height:  int(scr.HeightInPixels),
@@ -128,6 +133,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	b.notify.init()
 	b.procs.init()
 	b.probe()
+	b.serverPID = serverPeerPID(display)
 	// Root property changes wake launch and activation waiters.
 	xproto.ChangeWindowAttributes(conn, b.root, xproto.CwEventMask,
 		[]uint32{xproto.EventMaskPropertyChange | xproto.EventMaskSubstructureNotify})

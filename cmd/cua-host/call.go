@@ -69,14 +69,15 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer disp.Close()
 
 	h, err := host.Start(ctx, host.Options{
-		Logger:         log,
-		WorkerLogLevel: lvl,
-		Env:            disp.env,
-		Display:        disp.facts,
-		ProtectedPIDs:  disp.pids,
-		Ceiling:        setup.ceiling,
-		Policy:         setup.policy,
-		Consent:        setup.consent,
+		Logger:           log,
+		WorkerLogLevel:   lvl,
+		Env:              disp.env,
+		Display:          disp.facts,
+		ProtectedPIDs:    disp.pids,
+		ProtectAncestors: true,
+		Ceiling:          setup.ceiling,
+		Policy:           setup.policy,
+		Consent:          setup.consent,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)

@@ -205,14 +205,15 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	}
 
 	h, err = host.Start(ctx, host.Options{
-		Logger:         log,
-		WorkerLogLevel: cfg.level,
-		Env:            d.env,
-		Display:        d.facts,
-		ProtectedPIDs:  append(append([]int(nil), d.pids...), px.PID()),
-		Ceiling:        cfg.setup.ceiling,
-		Policy:         cfg.setup.policy,
-		Consent:        cfg.setup.consent,
+		Logger:           log,
+		WorkerLogLevel:   cfg.level,
+		Env:              d.env,
+		Display:          d.facts,
+		ProtectedPIDs:    append(append([]int(nil), d.pids...), px.PID()),
+		ProtectAncestors: true,
+		Ceiling:          cfg.setup.ceiling,
+		Policy:           cfg.setup.policy,
+		Consent:          cfg.setup.consent,
 	})
 	if err != nil {
 		h = nil

@@ -33,8 +33,12 @@ const (
 	maxHeaderBytes    = 64 << 10
 	maxRequestBody    = MaxArgumentBytes + 1<<20
 	readHeaderTimeout = 10 * time.Second
-	sessionIdle       = 30 * time.Minute
-	shutdownGrace     = 2 * time.Second
+	// idleTimeout closes a keep-alive connection that sends no next request.
+	idleTimeout = 30 * time.Second
+	// maxConns bounds the connections served at once; more are closed on accept.
+	maxConns      = 64
+	sessionIdle   = 30 * time.Minute
+	shutdownGrace = 2 * time.Second
 )
 
 // CheckToken validates a bearer token: 32–4096 characters of valid UTF-8, none of them
@@ -108,16 +112,19 @@ func newHTTPGuard(token string, port int, next http.Handler, log *slog.Logger) *
 func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hosts[strings.ToLower(r.Host)] {
 		g.log.Warn("HTTP request refused: foreign Host header", "host", r.Host, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
 		http.Error(w, "forbidden: Host must name this loopback listener", http.StatusForbidden)
 		return
 	}
 	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) > 1 || !g.origins[strings.ToLower(origins[0])]) {
 		g.log.Warn("HTTP request refused: foreign Origin", "origin", origins, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
 		http.Error(w, "forbidden: foreign Origin", http.StatusForbidden)
 		return
 	}
 	if !g.authorized(r.Header.Values("Authorization")) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cua-host"`)
+		w.Header().Set("Connection", "close") // a refused client keeps no connection
 		http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 		return
 	}
@@ -158,12 +165,13 @@ func (p *Proxy) ServeHTTP(ctx context.Context, ln net.Listener, token string) er
 	srv := &http.Server{
 		Handler:           newHTTPGuard(token, tcp.Port, mcpHandler, p.log),
 		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(newLimitListener(ln, maxConns, p.log)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve HTTP: %w", err)

@@ -1,0 +1,233 @@
+package authze2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/policy"
+)
+
+// startSharedHost starts a host that treats the test display as one it did not create, a
+// display shared with a person: it names no display process as protected, so whatever the
+// worker protects there it found on its own.
+func startSharedHost(t testing.TB, opts host.Options) *host.Host {
+	t.Helper()
+	requireDesktop(t)
+	opts.Env = append(opts.Env, disp.Env()...)
+	opts.Display = host.DisplayFacts{Name: disp.Name()}
+	if opts.Ceiling.AllowedModes == nil {
+		opts.Ceiling = authz.Ceiling{AllowedModes: []authz.Mode{authz.Standard, authz.Bounded, authz.Unrestricted},
+			UnrestrictedAcknowledged: true, MaxSessionTTL: time.Hour, MaxIdleTTL: time.Hour}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := host.Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("host.Start: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// procStart returns a process's start time from /proc (its identity with the pid), or ""
+// when it is gone.
+func procStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 || f[0] == "Z" {
+		return ""
+	}
+	return f[19]
+}
+
+// displayProcess returns the pid among the test display's processes whose command is comm.
+func displayProcess(t testing.TB, comm string) int {
+	t.Helper()
+	for _, pid := range disp.PIDs() {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		if strings.TrimSpace(string(b)) == comm {
+			return pid
+		}
+	}
+	t.Fatalf("no %s among the display's processes %v", comm, disp.PIDs())
+	return 0
+}
+
+// TestDisplayInfrastructureProtected: on a display the host did not start (so it names none
+// of its processes), the worker itself finds the X server (peer credentials of its socket)
+// and the window manager (owner of _NET_SUPPORTING_WM_CHECK) and never targets them, in
+// every mode. The oracle is /proc: the same processes are still running afterwards.
+func TestDisplayInfrastructureProtected(t *testing.T) {
+	h := startSharedHost(t, host.Options{Consent: func(context.Context, host.ConsentRequest) host.ConsentDecision {
+		return host.ConsentDecision{Granted: true}
+	}})
+	server, wm := disp.ServerPID(), displayProcess(t, "openbox")
+	before := map[int]string{server: procStart(server), wm: procStart(wm)}
+	for _, mode := range []authz.Mode{authz.Unrestricted, authz.Standard} {
+		s := session(t, h, host.SessionSpec{Label: "infra-" + mode.String(), Mode: mode})
+		for _, pid := range []int{server, wm} {
+			res := call(t, s, "kill_app", map[string]any{"pid": pid, "grace_ms": 0})
+			check(t, fmt.Sprintf("%s kill_app %d", mode, pid), res, authz.CodeSelfTargetDenied)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	for pid, start := range before {
+		if got := procStart(pid); got != start || start == "" {
+			t.Errorf("process %d: start time %q after the calls, want %q (still the same process)", pid, got, start)
+		}
+	}
+}
+
+// clipboardOwner makes a test-owned process (the user's, not the session's) own selection
+// sel with text, until the test ends.
+func clipboardOwner(t testing.TB, sel, text string) {
+	t.Helper()
+	cmd := exec.Command("xclip", "-quiet", "-selection", sel, "-i")
+	cmd.Env = append(os.Environ(), disp.Env()...)
+	cmd.Stdin = strings.NewReader(text)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, _ := exec.Command("xclip", "-o", "-selection", sel).Output()
+		if string(out) == text {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("xclip never took the %s selection", sel)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPasteIsAClipboardRead: pasting the user's clipboard into a window the session may
+// use (ctrl+v, shift+Insert, a middle click) would let the session read it back from
+// that window, so it is decided as a clipboard read: refused in bounded mode without
+// resources.clipboard.read, asked for in standard mode. The oracle is the window's own
+// event log: no key or button of a refused paste reached it.
+func TestPasteIsAClipboardRead(t *testing.T) {
+	requireDesktop(t)
+	if _, err := exec.LookPath("xclip"); err != nil {
+		t.Fatal("xclip is missing (scripts/setup.sh installs it)")
+	}
+	clipboardOwner(t, "clipboard", "the user's secret")
+	target := startApp(t, appA, "paste-target")
+	place(t, target, 40, 60)
+	var asked []host.ConsentRequest
+	h := startSharedHost(t, host.Options{Consent: func(_ context.Context, req host.ConsentRequest) host.ConsentDecision {
+		asked = append(asked, req)
+		// The person lets the session type into the window, never read the clipboard.
+		return host.ConsentDecision{Granted: req.Resource != "clipboard", TTL: time.Minute}
+	}})
+	tools := []string{"press_key", "hotkey", "click", "mouse_button_down", "mouse_button_up"}
+	pastes := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"press_key", map[string]any{"key": "ctrl+v"}},
+		{"press_key", map[string]any{"key": "v", "modifier": []string{"ctrl"}}},
+		{"press_key", map[string]any{"key": "ctrl+shift+V"}},
+		{"press_key", map[string]any{"key": "shift+Insert"}},
+		{"hotkey", map[string]any{"keys": []string{"shift", "KP_Insert"}}},
+		{"click", map[string]any{"x": 50, "y": 50, "button": "middle"}},
+		{"mouse_button_down", map[string]any{"x": 50, "y": 50, "button": "middle"}},
+	}
+	withTarget := func(a map[string]any) map[string]any {
+		out := map[string]any{"pid": target.PID, "window_id": target.Window}
+		for k, v := range a {
+			out[k] = v
+		}
+		return out
+	}
+
+	bounded := session(t, h, host.SessionSpec{Label: "paste-bounded", Mode: authz.Bounded,
+		Manifest: []byte(fmt.Sprintf("version: 1\nexpires_after: 1h\nidle_timeout: 30m\nallow: {tools: [%s]}\n"+
+			"resources:\n  apps: [{executable: %s}]\n  clipboard: {read: false}\n", strings.Join(tools, ", "), appA))})
+	standard := session(t, h, host.SessionSpec{Label: "paste-standard", Mode: authz.Standard})
+	for _, p := range pastes {
+		res := call(t, bounded, p.tool, withTarget(p.args))
+		check(t, fmt.Sprintf("bounded %s %v", p.tool, p.args), res, authz.CodeOutsideManifest)
+		res = call(t, standard, p.tool, withTarget(p.args))
+		check(t, fmt.Sprintf("standard %s %v", p.tool, p.args), res, authz.CodeAuthorizationDeclined)
+	}
+	// Ordinary keys and clicks in the same window still go through.
+	check(t, "bounded press_key a", call(t, bounded, "press_key", withTarget(map[string]any{"key": "a"})), "")
+	check(t, "standard left click", call(t, standard, "click", withTarget(map[string]any{"x": 60, "y": 60})), "")
+	userClick(t, target)
+	target.waitCount(t, "button_press", 2)
+	if n := target.count(t, "key_press"); n != 1 {
+		t.Errorf("the window logged %d key presses, want 1 (the plain 'a'; no paste combination)", n)
+	}
+	for _, e := range target.events(t) {
+		if e.Type == "button_press" && e.Button == 2 {
+			t.Errorf("a refused middle click reached the window: %+v", e)
+		}
+	}
+	clip := 0
+	for _, req := range asked {
+		if req.Resource == "clipboard" && req.Operation == "observe" {
+			clip++
+		}
+	}
+	if clip == 0 {
+		t.Errorf("standard mode never asked for the clipboard; asked %+v", asked)
+	}
+
+	// With resources.clipboard.read the same paste is allowed.
+	reader := session(t, h, host.SessionSpec{Label: "paste-reader", Mode: authz.Bounded,
+		Manifest: []byte(fmt.Sprintf("version: 1\nexpires_after: 1h\nidle_timeout: 30m\nallow: {tools: [press_key]}\n"+
+			"resources:\n  apps: [{executable: %s}]\n  clipboard: {read: true}\n", appA))})
+	check(t, "bounded reader ctrl+v", call(t, reader, "press_key", withTarget(map[string]any{"key": "ctrl+v"})), "")
+	target.waitCount(t, "key_press", 3) // ctrl and v
+}
+
+// TestPolicyDecidesOnResolvedTarget: a policy that protects the user's window by pid holds
+// for a keyboard call that names no pid at all: the keys would go to the focused window,
+// and the policy sees that window as input.target.
+func TestPolicyDecidesOnResolvedTarget(t *testing.T) {
+	requireDesktop(t)
+	user := startApp(t, appB, "policy-user")
+	place(t, user, 400, 60)
+	userClick(t, user) // the person works in it: it has the focus
+	rego := fmt.Sprintf("package cua.policy\n\ndefault allow := false\n\nallow if input.target.pid != %d\n", user.PID)
+	layer, err := policy.Parse(policy.KindRego, []policy.File{{Name: "user.rego", Data: []byte(rego)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startSharedHost(t, host.Options{Policy: policy.NewSet(nil, layer)})
+	s := session(t, h, host.SessionSpec{Label: "policy-target", Mode: authz.Unrestricted})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"type_text", map[string]any{"text": "rm -rf ~\n"}},
+		{"press_key", map[string]any{"key": "Return"}},
+		{"type_text", map[string]any{"text": "x", "pid": user.PID}},
+	} {
+		check(t, c.tool+" into the focused user window", call(t, s, c.tool, c.args), authz.CodePermissionDenied)
+	}
+	// The policy is no blanket denial: another window is a target it allows.
+	other := startApp(t, appA, "policy-other")
+	place(t, other, 40, 320)
+	check(t, "type_text into another window", call(t, s, "type_text", map[string]any{"text": "ok", "pid": other.PID, "window_id": other.Window}), "")
+	other.waitCount(t, "key_press", 2)
+	userClick(t, user)
+	user.waitCount(t, "button_press", 2)
+	if n := user.count(t, "key_press"); n != 0 {
+		t.Errorf("the user's window logged %d key presses, want 0", n)
+	}
+}
