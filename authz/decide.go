@@ -111,6 +111,16 @@ func checkResource(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent b
 	return false, Refuse(CodePermissionDenied, "tool %q is denied in %s mode", e.Tool, mode)
 }
 
+// Permits reports whether session c, calling the tool of entry e, may touch r without
+// asking anyone: the mode and manifest allow it outright, or grants cover it.
+func Permits(c *Context, e *Entry, r Resource, grants *Grants, now time.Time) bool {
+	if e == nil {
+		return false
+	}
+	consent, refusal := checkResource(c.Mode, c.Manifest, e, r)
+	return refusal == nil && (!consent || (grants != nil && grants.Covers(r.Key(), now)))
+}
+
 // policyTarget is the resolved target as the policy sees it (nil when it names nothing).
 func policyTarget(t *Target) *policy.Target {
 	if t == nil || t.Unresolved != nil {

@@ -194,7 +194,8 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 			return nil, nil, authz.Refuse(authz.CodeInvalidArguments, "re-encode arguments: %v", err)
 		}
 	}
-	return &tool.Call{Name: name, Args: clean, Session: s.state}, t, nil
+	readable := authz.Permits(s.actx, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, a.now())
+	return &tool.Call{Name: name, Args: clean, Session: s.state, ClipboardReadable: readable}, t, nil
 }
 
 var emptyArgs = json.RawMessage("{}")

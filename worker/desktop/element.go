@@ -178,6 +178,9 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 	if err != nil {
 		return nil, err
 	}
+	if err := d.checkPasteElement(ctx, call, el); err != nil {
+		return nil, err
+	}
 	fallback := ""
 	if kind := press(btn, count, a.Modifier); kind != 0 && el.Accessible() {
 		out, err := d.ax.Press(ctx, el, kind)

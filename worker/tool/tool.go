@@ -47,6 +47,11 @@ type Call struct {
 	Args json.RawMessage
 	// Session is the calling session's state.
 	Session *Session
+	// ClipboardReadable is true when the session may read the clipboard in this call
+	// without asking anyone: its mode and manifest allow it, or it holds a clipboard grant.
+	// A handler that finds its action would paste (an element named "Paste") refuses
+	// unless this is set or the session owns what would be pasted.
+	ClipboardReadable bool
 }
 
 // Decode unmarshals the call's arguments into v, rejecting unknown fields.
