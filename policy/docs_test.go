@@ -14,6 +14,7 @@ import (
 type docExample struct {
 	tool       string
 	args       map[string]any
+	target     *policy.Target
 	yaml, rego bool
 }
 
@@ -54,6 +55,13 @@ var docExamples = map[string][]docExample{
 		{tool: "kill_app", args: map[string]any{"pid": 7.0}},
 		{tool: "clipboard_read"},
 		{tool: "clipboard_write", args: map[string]any{"text": "x"}},
+	},
+	"own-windows": {
+		{tool: "type_text", args: map[string]any{"text": "x"}, target: &policy.Target{Kind: "window", PID: 9, WindowID: 1, Owner: policy.OwnerSession}, yaml: true, rego: true},
+		{tool: "type_text", args: map[string]any{"text": "x"}, target: &policy.Target{Kind: "window", PID: 7, WindowID: 2, Owner: policy.OwnerForeign}},
+		{tool: "type_text", args: map[string]any{"text": "x", "pid": 9.0}, target: &policy.Target{Kind: "window", PID: 7, Owner: policy.OwnerForeign}},
+		{tool: "type_text", args: map[string]any{"text": "x"}},
+		{tool: "click", target: &policy.Target{Kind: "window", PID: 9, Owner: policy.OwnerSession}},
 	},
 	"typing": {
 		{tool: "type_text", args: map[string]any{"text": "Hello, world!"}, yaml: true, rego: true},
@@ -116,7 +124,7 @@ func TestDocsExamples(t *testing.T) {
 				want = c.rego
 			}
 			checked++
-			if d := s.Decide(t.Context(), c.tool, c.args); d.Allow != want {
+			if d := s.DecideTarget(t.Context(), c.tool, c.args, c.target); d.Allow != want {
 				t.Errorf("docs example %q (%s): Decide(%s, %v) = %+v, want allow=%v", name, lang, c.tool, c.args, d, want)
 			}
 		}
