@@ -30,6 +30,11 @@ type Context struct {
 	// layer is not configured).
 	ManagedPolicySHA256 string
 	UserPolicySHA256    string
+	// OwnsDisplay is true when the host created the worker's display for it (a private
+	// display): the whole display is the session's own, so observing it and input at
+	// desktop coordinates need no consent in standard mode. Windows of processes the
+	// session did not launch stay foreign, and the hard invariants still hold.
+	OwnsDisplay bool
 }
 
 // SessionRequest is a CreateSession as the worker received it from the host.
@@ -41,6 +46,9 @@ type SessionRequest struct {
 	ManifestSHA256 string
 	TTL            time.Duration
 	IdleTTL        time.Duration
+	// OwnsDisplay: see Context.OwnsDisplay; the worker sets it from the host's display
+	// facts, never from a request.
+	OwnsDisplay bool
 }
 
 // NewContext admits a session request under the ceiling and returns its context: the mode
@@ -51,7 +59,7 @@ func NewContext(ceiling Ceiling, req SessionRequest, inv *Inventory, now time.Ti
 	if err := ceiling.Admit(req.Mode, req.TTL, req.IdleTTL); err != nil {
 		return nil, err
 	}
-	c := &Context{Label: req.Label, Mode: req.Mode, Created: now, IdleTTL: req.IdleTTL}
+	c := &Context{Label: req.Label, Mode: req.Mode, Created: now, IdleTTL: req.IdleTTL, OwnsDisplay: req.OwnsDisplay}
 	ttl := req.TTL
 	switch {
 	case req.Mode == Bounded && len(req.Manifest) == 0:

@@ -78,7 +78,7 @@ func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map
 	case r != nil:
 		d.Refusal = r
 		return d
-	case consent:
+	case consent && !c.owns(t.Resource):
 		d.NeedsConsent = grants == nil || !grants.Covers(t.Resource.Key(), now)
 	}
 	for _, also := range t.Also {
@@ -87,7 +87,7 @@ func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map
 		case r != nil:
 			d.Refusal, d.NeedsConsent, d.AlsoConsent = r, false, nil
 			return d
-		case consent && (grants == nil || !grants.Covers(also.Key(), now)):
+		case consent && !c.owns(also) && (grants == nil || !grants.Covers(also.Key(), now)):
 			d.AlsoConsent = append(d.AlsoConsent, also)
 		}
 	}
@@ -118,7 +118,14 @@ func Permits(c *Context, e *Entry, r Resource, grants *Grants, now time.Time) bo
 		return false
 	}
 	consent, refusal := checkResource(c.Mode, c.Manifest, e, r)
-	return refusal == nil && (!consent || (grants != nil && grants.Covers(r.Key(), now)))
+	return refusal == nil && (!consent || c.owns(r) || (grants != nil && grants.Covers(r.Key(), now)))
+}
+
+// owns reports whether a resource that would need consent is the session's own through its
+// context rather than through a launch: the whole display, when the host created it for
+// the session.
+func (c *Context) owns(r Resource) bool {
+	return r.Kind == ResourceDisplay && c.OwnsDisplay
 }
 
 // policyTarget is the resolved target as the policy sees it (nil when it names nothing).

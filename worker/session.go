@@ -99,6 +99,7 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 	now := w.cfg.Now()
 	actx, err := authz.NewContext(w.ceiling, authz.SessionRequest{
 		Label: label, Mode: mode, Manifest: req.GetManifest(), ManifestSHA256: req.GetManifestSha256(), TTL: ttl, IdleTTL: idle,
+		OwnsDisplay: w.hello.GetDisplay().GetPrivate(),
 	}, w.authorizer.inventory, now)
 	if err != nil {
 		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)

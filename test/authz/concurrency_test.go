@@ -23,7 +23,7 @@ func TestConcurrentSessions(t *testing.T) {
 	foreign := startApp(t, appB, "foreign-c")
 	place(t, foreign, 330, 460)
 	g := &safeGrants{}
-	h := startHost(t, host.Options{Consent: g.decide, ProtectedPIDs: []int{protected.PID}})
+	h := startSharedHost(t, host.Options{Consent: g.decide, ProtectedPIDs: []int{protected.PID}})
 	dir := t.TempDir()
 	kinds := []string{"grant-std", "decline-std", "bounded", "unrestricted"}
 	man := boundedManifest(appA, []string{"noop", "get_session", "zoom"}, []string{"get_desktop_state"})

@@ -39,7 +39,7 @@ func TestResources(t *testing.T) {
 	userA := startApp(t, appA, "user-a") // the user's own copy of the app bounded sessions may launch
 	place(t, userA, 660, 0)
 	g := &grantByLabel{}
-	h := startHost(t, host.Options{Consent: g.decide, ProtectedPIDs: []int{protected.PID}})
+	h := startSharedHost(t, host.Options{Consent: g.decide, ProtectedPIDs: []int{protected.PID}})
 	man := boundedManifest(appA, []string{"launch_app", "get_desktop_state", "zoom", "type_text", "kill_app", "clipboard_read", "clipboard_write"}, nil)
 	type sess struct {
 		label string

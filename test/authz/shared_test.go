@@ -231,3 +231,26 @@ func TestPolicyDecidesOnResolvedTarget(t *testing.T) {
 		t.Errorf("the user's window logged %d key presses, want 0", n)
 	}
 }
+
+// TestPrivateDisplayIsTheSessions: on a display the host created for it, a standard
+// session observes the whole display and clicks at desktop coordinates without anyone to
+// ask (no consent provider here), while a window of a process it did not launch still
+// needs consent and the display's own processes stay protected.
+func TestPrivateDisplayIsTheSessions(t *testing.T) {
+	other := startApp(t, appB, "private-other")
+	place(t, other, 700, 300)
+	h := startHost(t, host.Options{})
+	s := session(t, h, host.SessionSpec{Label: "private-own", Mode: authz.Standard})
+	check(t, "get_desktop_state", call(t, s, "get_desktop_state", map[string]any{"max_dimension": 320}), "")
+	wx, wy := 700+150, 300+100
+	if !check(t, "desktop click", call(t, s, "click", map[string]any{"x": wx, "y": wy, "scope": "desktop"}), "") {
+		return
+	}
+	other.waitCount(t, "button_press", 1)
+	check(t, "type_text into a window it did not launch", call(t, s, "type_text",
+		map[string]any{"text": "x", "pid": other.PID, "window_id": other.Window}), authz.CodeAuthorizationRequired)
+	check(t, "kill_app of the window manager", call(t, s, "kill_app", map[string]any{"pid": displayProcess(t, "openbox")}), authz.CodeSelfTargetDenied)
+	if n := other.count(t, "key_press"); n != 0 {
+		t.Errorf("the other window logged %d key presses, want 0", n)
+	}
+}
