@@ -82,6 +82,18 @@ func TestDisplayInfrastructureProtected(t *testing.T) {
 			check(t, fmt.Sprintf("%s kill_app %d", mode, pid), res, authz.CodeSelfTargetDenied)
 		}
 	}
+	// A panel of the desktop shell: a dock-type window makes its process infrastructure.
+	panel := startApp(t, appB, "infra-panel")
+	if out, err := exec.Command("xprop", "-id", fmt.Sprint(panel.Window), "-f", "_NET_WM_WINDOW_TYPE", "32a",
+		"-set", "_NET_WM_WINDOW_TYPE", "_NET_WM_WINDOW_TYPE_DOCK").CombinedOutput(); err != nil {
+		t.Fatalf("xprop: %v: %s", err, out)
+	}
+	before[panel.PID] = procStart(panel.PID)
+	time.Sleep(300 * time.Millisecond) // longer than the worker's refresh interval
+	s := session(t, h, host.SessionSpec{Label: "infra-panel", Mode: authz.Unrestricted})
+	check(t, "kill_app of the panel", call(t, s, "kill_app", map[string]any{"pid": panel.PID, "grace_ms": 0}), authz.CodeSelfTargetDenied)
+	check(t, "click on the panel", call(t, s, "click", map[string]any{"pid": panel.PID, "window_id": panel.Window, "x": 10, "y": 10}), authz.CodeSelfTargetDenied)
+
 	time.Sleep(100 * time.Millisecond)
 	for pid, start := range before {
 		if got := procStart(pid); got != start || start == "" {
