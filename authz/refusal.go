@@ -34,6 +34,15 @@ const (
 	CodeUnsupportedProtocolVersion Code = "unsupported_protocol_version"
 	CodeInvalidRequest             Code = "invalid_request"
 	CodeWorkerUnavailable          Code = "worker_unavailable"
+	// CodeInputBusy: another client holds a keyboard grab, so keys would not reach the
+	// target (the reference's code).
+	CodeInputBusy Code = "input_busy"
+	// CodeTargetCovered: at a point the pointer input would touch, a window the session
+	// may not act on is on top of the target.
+	CodeTargetCovered Code = "target_covered"
+	// CodeActivationFailed: the target window did not get the keyboard focus, so keys
+	// would go elsewhere.
+	CodeActivationFailed Code = "activation_failed"
 )
 
 // Refusal is a refused call: a stable code and a message. A refusal always means the call

@@ -25,8 +25,9 @@ type TypeStats struct {
 // Characters the keymap lacks are typed through spare keycodes: each distinct missing
 // symbol of a batch gets its own keycode, other clients get RemapSettle to catch up with
 // a mapping before a keycode is reused, and the original mapping is restored at the end.
-// Newline types Return and tab types Tab; other control characters are refused.
-func (b *Backend) TypeText(ctx context.Context, text string) (stats TypeStats, err error) {
+// Newline types Return and tab types Tab; other control characters are refused. Guards
+// run before the first key and before any keycode is remapped (see Guard).
+func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
 	if !utf8.ValidString(text) {
 		return stats, fmt.Errorf("%w: text is not valid UTF-8", ErrInvalidArgument)
 	}
@@ -44,6 +45,9 @@ func (b *Backend) TypeText(ctx context.Context, text string) (stats TypeStats, e
 		return stats, err
 	}
 	defer b.unlockInput()
+	if err := runGuards(ctx, guards); err != nil {
+		return stats, err
+	}
 	defer func() {
 		if err != nil {
 			b.releaseHeldLocked()
@@ -123,8 +127,9 @@ func (b *Backend) TypeText(ctx context.Context, text string) (stats TypeStats, e
 
 // PressCombo presses the combination's modifiers in order, then its keys, and releases
 // them in reverse order. Keys that need Shift (e.g. "?") get it added; keys the keymap
-// lacks are remapped for the duration.
-func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo) (err error) {
+// lacks are remapped for the duration. Guards run before the first key and before any
+// keycode is remapped (see Guard).
+func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guard) (err error) {
 	if len(combo.Mods)+len(combo.Keys) == 0 {
 		return fmt.Errorf("%w: empty key combination", ErrInvalidArgument)
 	}
@@ -132,6 +137,9 @@ func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo) (err error) {
 		return err
 	}
 	defer b.unlockInput()
+	if err := runGuards(ctx, guards); err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
 			b.releaseHeldLocked()

@@ -83,8 +83,8 @@ func (b *Backend) Pointer(ctx context.Context) (Point, error) {
 	return Point{X: int(r.RootX), Y: int(r.RootY)}, nil
 }
 
-// MoveTo moves the pointer to p.
-func (b *Backend) MoveTo(ctx context.Context, p Point) error {
+// MoveTo moves the pointer to p. Guards run right before the motion (see Guard).
+func (b *Backend) MoveTo(ctx context.Context, p Point, guards ...Guard) error {
 	if err := b.CheckPoint(p); err != nil {
 		return err
 	}
@@ -92,16 +92,20 @@ func (b *Backend) MoveTo(ctx context.Context, p Point) error {
 		return err
 	}
 	defer b.unlockInput()
+	if err := runGuards(ctx, guards); err != nil {
+		return err
+	}
 	b.motionLocked(p.X, p.Y)
 	return b.sync()
 }
 
 // Click moves to p and clicks button count times (1–3) with the modifier keys mods held.
-func (b *Backend) Click(ctx context.Context, p Point, btn Button, count int, mods []string) error {
+// Guards run right before the first event (see Guard).
+func (b *Backend) Click(ctx context.Context, p Point, btn Button, count int, mods []string, guards ...Guard) error {
 	if count < 1 || count > 3 {
 		return fmt.Errorf("%w: click count %d (want 1–3)", ErrInvalidArgument, count)
 	}
-	return b.pointerOp(ctx, p, mods, func() error {
+	return b.pointerOp(ctx, p, mods, guards, func() error {
 		for range count {
 			b.buttonLocked(btn, true)
 			b.buttonLocked(btn, false)
@@ -111,24 +115,25 @@ func (b *Backend) Click(ctx context.Context, p Point, btn Button, count int, mod
 }
 
 // ButtonDown moves to p and presses btn, leaving it held until ButtonUp or ReleaseAll.
-func (b *Backend) ButtonDown(ctx context.Context, p Point, btn Button) error {
-	return b.pointerOp(ctx, p, nil, func() error {
+// Guards run right before the first event (see Guard).
+func (b *Backend) ButtonDown(ctx context.Context, p Point, btn Button, guards ...Guard) error {
+	return b.pointerOp(ctx, p, nil, guards, func() error {
 		b.buttonLocked(btn, true)
 		return nil
 	})
 }
 
-// ButtonUp moves to p and releases btn.
-func (b *Backend) ButtonUp(ctx context.Context, p Point, btn Button) error {
-	return b.pointerOp(ctx, p, nil, func() error {
+// ButtonUp moves to p and releases btn. Guards run right before the first event (see Guard).
+func (b *Backend) ButtonUp(ctx context.Context, p Point, btn Button, guards ...Guard) error {
+	return b.pointerOp(ctx, p, nil, guards, func() error {
 		b.buttonLocked(btn, false)
 		return nil
 	})
 }
 
 // Scroll moves to p and turns the wheel amount notches (1–50) in direction dir
-// ("up", "down", "left", "right").
-func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, mods []string) error {
+// ("up", "down", "left", "right"). Guards run right before the first event (see Guard).
+func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, mods []string, guards ...Guard) error {
 	var btn Button
 	switch dir {
 	case "up":
@@ -145,7 +150,7 @@ func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, m
 	if amount < 1 || amount > 50 {
 		return fmt.Errorf("%w: scroll amount %d (want 1–50)", ErrInvalidArgument, amount)
 	}
-	return b.pointerOp(ctx, p, mods, func() error {
+	return b.pointerOp(ctx, p, mods, guards, func() error {
 		for range amount {
 			b.buttonLocked(btn, true)
 			b.buttonLocked(btn, false)
@@ -155,8 +160,10 @@ func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, m
 }
 
 // Drag presses btn at from, moves to to in steps (1–200) spread over duration, and
-// releases it there. On cancellation the button is released where the pointer is.
-func (b *Backend) Drag(ctx context.Context, from, to Point, btn Button, steps int, duration time.Duration, mods []string) error {
+// releases it there: the pointer visits DragPath(from, to, steps). On cancellation the
+// button is released where the pointer is. Guards run right before the first event (see
+// Guard).
+func (b *Backend) Drag(ctx context.Context, from, to Point, btn Button, steps int, duration time.Duration, mods []string, guards ...Guard) error {
 	if steps < 1 || steps > 200 {
 		return fmt.Errorf("%w: drag steps %d (want 1–200)", ErrInvalidArgument, steps)
 	}
@@ -166,13 +173,14 @@ func (b *Backend) Drag(ctx context.Context, from, to Point, btn Button, steps in
 	if err := b.CheckPoint(to); err != nil {
 		return err
 	}
-	return b.pointerOp(ctx, from, mods, func() error {
+	path := DragPath(from, to, steps)
+	return b.pointerOp(ctx, from, mods, guards, func() error {
 		b.buttonLocked(btn, true)
 		if err := b.sync(); err != nil {
 			return err
 		}
 		pause := duration / time.Duration(steps)
-		for i := 1; i <= steps; i++ {
+		for _, p := range path[1:] {
 			if pause > 0 {
 				if err := sleepCtx(ctx, pause); err != nil {
 					return err
@@ -180,18 +188,28 @@ func (b *Backend) Drag(ctx context.Context, from, to Point, btn Button, steps in
 			} else if err := ctx.Err(); err != nil {
 				return err
 			}
-			x := from.X + (to.X-from.X)*i/steps
-			y := from.Y + (to.Y-from.Y)*i/steps
-			b.motionLocked(x, y)
+			b.motionLocked(p.X, p.Y)
 		}
 		b.buttonLocked(btn, false)
 		return nil
 	})
 }
 
-// pointerOp runs f at p with mods held, under the input semaphore. Whatever f leaves
-// pressed on an error stays tracked and is released; modifiers are always released.
-func (b *Backend) pointerOp(ctx context.Context, p Point, mods []string, f func() error) (err error) {
+// DragPath returns the points a drag from from to to in steps visits: from, then each
+// step's point, the last of which is to.
+func DragPath(from, to Point, steps int) []Point {
+	steps = max(steps, 1)
+	out := make([]Point, 0, steps+1)
+	out = append(out, from)
+	for i := 1; i <= steps; i++ {
+		out = append(out, Point{X: from.X + (to.X-from.X)*i/steps, Y: from.Y + (to.Y-from.Y)*i/steps})
+	}
+	return out
+}
+
+// pointerOp runs guards, then f at p with mods held, under the input semaphore. Whatever f
+// leaves pressed on an error stays tracked and is released; modifiers are always released.
+func (b *Backend) pointerOp(ctx context.Context, p Point, mods []string, guards []Guard, f func() error) (err error) {
 	if err := b.CheckPoint(p); err != nil {
 		return err
 	}
@@ -208,6 +226,9 @@ func (b *Backend) pointerOp(ctx context.Context, p Point, mods []string, f func(
 		if km, err = b.loadKeymapLocked(); err != nil {
 			return err
 		}
+	}
+	if err := runGuards(ctx, guards); err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {

@@ -264,16 +264,13 @@ func (b *Backend) OwnedWindow(ctx context.Context, pid int, id uint32) (Window, 
 	return w, nil
 }
 
-// WindowAt returns the top-most viewable client window whose area contains p, or 0.
+// WindowAt returns the window that receives pointer events at p as the X server decides
+// it (TopLevelAt's Window: override-redirect and always-on-top windows included), or 0
+// when nothing but the root is there.
 func (b *Backend) WindowAt(ctx context.Context, p Point) (uint32, error) {
-	wins, err := b.Windows(ctx)
+	t, err := b.TopLevelAt(ctx, p)
 	if err != nil {
 		return 0, err
 	}
-	for _, w := range wins {
-		if w.Mapped && !w.Minimized && w.Frame.Contains(p.X, p.Y) {
-			return w.ID, nil
-		}
-	}
-	return 0, nil
+	return t.Window, nil
 }

@@ -3,6 +3,7 @@ package x11
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jezek/xgb/xproto"
@@ -74,14 +75,52 @@ func (b *Backend) Activate(ctx context.Context, id uint32) (route string, focuse
 	}
 }
 
-// onTop reports whether win is the top of _NET_CLIENT_LIST_STACKING (true without one).
+// onTop reports whether win is as high in _NET_CLIENT_LIST_STACKING as activation can
+// raise it (true without the list): every window above it lies in a higher layer — it is
+// kept above (_NET_WM_STATE_ABOVE) while win is not, or it is a dock. Such windows stay
+// above whatever the window manager does for win; waiting for them to go is pointless.
 func (b *Backend) onTop(win xproto.Window) bool {
 	r, err := getProperty(b.conn, b.root, b.atoms.get("_NET_CLIENT_LIST_STACKING"))
 	if err != nil || r == nil {
 		return true
 	}
 	v := propUint32s(r)
-	return len(v) == 0 || xproto.Window(v[len(v)-1]) == win
+	pos := -1
+	for i, id := range v {
+		if xproto.Window(id) == win {
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return len(v) == 0
+	}
+	above := v[pos+1:]
+	if len(above) == 0 {
+		return true
+	}
+	stateAtom, typeAtom := b.atoms.get("_NET_WM_STATE"), b.atoms.get("_NET_WM_WINDOW_TYPE")
+	aboveAtom, dockAtom := uint32(b.atoms.get("_NET_WM_STATE_ABOVE")), uint32(b.atoms.get("_NET_WM_WINDOW_TYPE_DOCK"))
+	has := func(c xproto.GetPropertyCookie, atom uint32) bool {
+		r, err := c.Reply()
+		return err == nil && slices.Contains(propUint32s(r), atom)
+	}
+	selfC := xproto.GetProperty(b.conn, false, win, stateAtom, xproto.AtomAtom, 0, 64)
+	states := make([]xproto.GetPropertyCookie, len(above))
+	types := make([]xproto.GetPropertyCookie, len(above))
+	for i, id := range above {
+		states[i] = xproto.GetProperty(b.conn, false, xproto.Window(id), stateAtom, xproto.AtomAtom, 0, 64)
+		types[i] = xproto.GetProperty(b.conn, false, xproto.Window(id), typeAtom, xproto.AtomAtom, 0, 64)
+	}
+	selfAbove := has(selfC, aboveAtom)
+	ok := true
+	for i := range above {
+		higher := has(states[i], aboveAtom) && !selfAbove
+		dock := has(types[i], dockAtom)
+		if !higher && !dock {
+			ok = false // keep reading the replies
+		}
+	}
+	return ok
 }
 
 // hasFocus reports whether the input focus is win or one of its descendants, and (with a

@@ -93,8 +93,8 @@ func noPoint(x, y *float64) error {
 
 // elementPoint returns the root point at the element's centre for pointer input: its
 // live extents when it is accessible, else its snapshot frame as long as the window has
-// not moved. The point must be on the element's window and not under another process's
-// window.
+// not moved. The point must lie in the element's window; whether that window is on top
+// there is checked by landsOn.
 func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Snapshot, el *atspi.Element) (x11.Point, error) {
 	var r atspi.Rect
 	switch {
@@ -123,19 +123,6 @@ func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Sn
 	}
 	if err := d.b.CheckPoint(p); err != nil {
 		return x11.Point{}, refusal(err)
-	}
-	wins, err := d.b.Windows(ctx)
-	if err != nil {
-		return x11.Point{}, refusal(err)
-	}
-	for _, w := range wins { // top-most first
-		if !w.Mapped || w.Minimized || !w.Frame.Contains(p.X, p.Y) {
-			continue
-		}
-		if w.ID != win.ID && w.PID != win.PID {
-			return x11.Point{}, invalid("the centre of %s [%d] is covered by window %d of pid %d; bring_to_front window %d first", el.Role, el.Index, w.ID, w.PID, win.ID)
-		}
-		break
 	}
 	return p, nil
 }
@@ -200,11 +187,15 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 	if err != nil {
 		return nil, err
 	}
-	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.front(ctx, win, ev); err != nil {
+	guard := d.landsOn(call, win, p)
+	if err := precheck(ctx, guard); err != nil {
 		return nil, err
 	}
-	if err := d.b.Click(ctx, p, btn, count, a.Modifier); err != nil {
+	ev := map[string]any{"fallback_reason": fallback}
+	if err := d.front(ctx, win, ev, false); err != nil {
+		return nil, err
+	}
+	if err := d.b.Click(ctx, p, btn, count, a.Modifier, guard); err != nil {
 		return nil, err
 	}
 	ok := d.verifyPointer(ctx, p, win, ev)
@@ -236,16 +227,21 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 	if err != nil {
 		return nil, err
 	}
+	// The keys follow the click: both must be able to land before either is sent.
+	guard := d.landsOn(call, win, p)
+	if err := precheck(ctx, guard, d.keyboardFree); err != nil {
+		return nil, err
+	}
 	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.front(ctx, win, ev); err != nil {
+	if err := d.front(ctx, win, ev, true); err != nil {
 		return nil, err
 	}
-	if err := d.b.Click(ctx, p, x11.ButtonLeft, 1, nil); err != nil {
+	if err := d.b.Click(ctx, p, x11.ButtonLeft, 1, nil, append([]x11.Guard{guard}, d.keyGuards(win)...)...); err != nil {
 		return nil, err
 	}
-	st, err := d.b.TypeText(ctx, text)
+	st, err := d.b.TypeText(ctx, text, d.keyGuards(win)...)
 	if err != nil {
-		return nil, err
+		return nil, afterEffect(err, "clicked the element")
 	}
 	ev["stats"] = st
 	return pointerResult(fmt.Sprintf("clicked %s [%d] and typed %d characters", el.Role, el.Index, st.Runes), false, ev, snap, el, p, RouteXTestKeyboard), nil
@@ -278,14 +274,16 @@ func (d *desk) scrollElement(ctx context.Context, call *tool.Call, t targetArgs,
 	if err != nil {
 		return nil, err
 	}
-	ev := map[string]any{}
-	if err := d.front(ctx, win, ev); err != nil {
+	guard := d.landsOn(call, win, p)
+	if err := precheck(ctx, guard); err != nil {
 		return nil, err
 	}
-	for done := 0; done < notches; done += 50 {
-		if err := d.b.Scroll(ctx, p, dir, min(50, notches-done), mods); err != nil {
-			return nil, err
-		}
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev, false); err != nil {
+		return nil, err
+	}
+	if err := d.scrollNotches(ctx, p, dir, notches, mods, guard); err != nil {
+		return nil, err
 	}
 	ok := d.verifyPointer(ctx, p, win, ev)
 	return pointerResult(fmt.Sprintf("scrolled %s %d notches over %s [%d]", dir, notches, el.Role, el.Index), ok, ev, snap, el, p, RouteXTestPointer), nil

@@ -32,6 +32,17 @@ func (d *desk) keyboardSpecs() []spec {
 	}
 }
 
+// keysReady prepares keyboard input to win (nil: wherever the focus is): it refuses while
+// another client holds a keyboard grab, before anything happens, then brings win to the
+// front and refuses unless it got the focus. The same checks run again right before the
+// first key (keyGuards).
+func (d *desk) keysReady(ctx context.Context, win *x11.Window, ev map[string]any) error {
+	if err := d.keyboardFree(ctx); err != nil {
+		return err
+	}
+	return d.front(ctx, win, ev, true)
+}
+
 // keyTarget resolves an optional window for keyboard input; coordinates do not apply.
 func (d *desk) keyTarget(ctx context.Context, t targetArgs) (*x11.Window, error) {
 	if t.Scope == "desktop" && t.PID == nil {
@@ -63,10 +74,10 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.front(ctx, win, ev); err != nil {
+	if err := d.keysReady(ctx, win, ev); err != nil {
 		return nil, err
 	}
-	st, err := d.b.TypeText(ctx, *a.Text)
+	st, err := d.b.TypeText(ctx, *a.Text, d.keyGuards(win)...)
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +161,10 @@ func (d *desk) pressCombo(ctx context.Context, t targetArgs, combo x11.KeyCombo,
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.front(ctx, win, ev); err != nil {
+	if err := d.keysReady(ctx, win, ev); err != nil {
 		return nil, err
 	}
-	if err := d.b.PressCombo(ctx, combo); err != nil {
+	if err := d.b.PressCombo(ctx, combo, d.keyGuards(win)...); err != nil {
 		return nil, err
 	}
 	return actionResult("pressed "+label, false, ev, map[string]any{"keys": label}), nil

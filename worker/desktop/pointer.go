@@ -3,8 +3,10 @@ package desktop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -84,14 +86,26 @@ func (d *desk) prepare(ctx context.Context, t targetArgs, x, y *float64, button 
 }
 
 // front brings win to the front before pointer or keyboard input (foreground delivery).
-func (d *desk) front(ctx context.Context, win *x11.Window, evidence map[string]any) error {
+// Nothing has been sent yet, so a failed activation is a refusal: an error, or, for
+// keyboard input (needFocus), a window that did not get the focus. Pointer input does not
+// need the focus; the guards check where its events land.
+func (d *desk) front(ctx context.Context, win *x11.Window, evidence map[string]any, needFocus bool) error {
 	if win == nil {
 		return nil
 	}
 	route, focused, err := d.b.Activate(ctx, win.ID)
 	evidence["activation"] = route
 	evidence["focused"] = focused
-	return err
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
+		return refusal(err)
+	case needFocus && !focused:
+		return authz.Refuse(authz.CodeActivationFailed,
+			"window 0x%x (pid %d) did not get the keyboard focus (activation through %s); no key was sent", win.ID, win.PID, route)
+	}
+	return nil
 }
 
 // verifyPointer reads the pointer back and the window under it.
@@ -152,11 +166,15 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		if err != nil {
 			return nil, err
 		}
-		ev := map[string]any{}
-		if err := d.front(ctx, win, ev); err != nil {
+		guard := d.landsOn(call, win, p)
+		if err := precheck(ctx, guard); err != nil {
 			return nil, err
 		}
-		if err := d.b.Click(ctx, p, btn, count, a.Modifier); err != nil {
+		ev := map[string]any{}
+		if err := d.front(ctx, win, ev, false); err != nil {
+			return nil, err
+		}
+		if err := d.b.Click(ctx, p, btn, count, a.Modifier, guard); err != nil {
 			return nil, err
 		}
 		ok := d.verifyPointer(ctx, p, win, ev)
@@ -174,7 +192,7 @@ func (d *desk) moveCursor(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if err != nil {
 		return nil, err
 	}
-	if err := d.b.MoveTo(ctx, p); err != nil {
+	if err := d.b.MoveTo(ctx, p, d.landsOn(call, win, p)); err != nil {
 		return nil, err
 	}
 	ev := map[string]any{}
@@ -210,12 +228,24 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 		}
 		ev := map[string]any{}
 		if down {
-			if err := d.front(ctx, win, ev); err != nil {
+			guard := d.landsOn(call, win, p)
+			if err := precheck(ctx, guard); err != nil {
 				return nil, err
 			}
-			err = d.b.ButtonDown(ctx, p, btn)
+			if err := d.front(ctx, win, ev, false); err != nil {
+				return nil, err
+			}
+			err = d.b.ButtonDown(ctx, p, btn, guard)
 		} else {
-			err = d.b.ButtonUp(ctx, p, btn)
+			// While this backend holds the button, the X server's implicit grab sends the
+			// motion and the release to the window that got the press, which was checked
+			// then: a window mapped over the point since does not receive them, and refusing
+			// here would leave the button stuck.
+			var guard x11.Guard
+			if held, _ := d.b.Held(); !slices.Contains(held, btn) {
+				guard = d.landsOn(call, win, p)
+			}
+			err = d.b.ButtonUp(ctx, p, btn, guard)
 		}
 		if err != nil {
 			return nil, err
@@ -264,11 +294,18 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	ev := map[string]any{}
-	if err := d.front(ctx, win, ev); err != nil {
+	// Every point of the path: while the button is held the events go to the window that
+	// got the press, but a drag-and-drop source sends the drop to the window under the
+	// pointer, wherever that is.
+	guard := d.landsOn(call, win, x11.DragPath(from, to, steps)...)
+	if err := precheck(ctx, guard); err != nil {
 		return nil, err
 	}
-	if err := d.b.Drag(ctx, from, to, btn, steps, time.Duration(dur)*time.Millisecond, a.Modifier); err != nil {
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev, false); err != nil {
+		return nil, err
+	}
+	if err := d.b.Drag(ctx, from, to, btn, steps, time.Duration(dur)*time.Millisecond, a.Modifier, guard); err != nil {
 		return nil, err
 	}
 	ok := d.verifyPointer(ctx, to, win, ev)
@@ -324,16 +361,30 @@ func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error
 	if err != nil {
 		return nil, err
 	}
-	ev := map[string]any{}
-	if err := d.front(ctx, win, ev); err != nil {
+	guard := d.landsOn(call, win, p)
+	if err := precheck(ctx, guard); err != nil {
 		return nil, err
 	}
-	for done := 0; done < notches; done += 50 {
-		if err := d.b.Scroll(ctx, p, a.Direction, min(50, notches-done), a.Modifier); err != nil {
-			return nil, err
-		}
+	ev := map[string]any{}
+	if err := d.front(ctx, win, ev, false); err != nil {
+		return nil, err
+	}
+	if err := d.scrollNotches(ctx, p, a.Direction, notches, a.Modifier, guard); err != nil {
+		return nil, err
 	}
 	ok := d.verifyPointer(ctx, p, win, ev)
 	return actionResult(fmt.Sprintf("scrolled %s %d notches at (%d,%d)", a.Direction, notches, p.X, p.Y), ok, ev,
 		map[string]any{"x": p.X, "y": p.Y, "direction": a.Direction, "notches": notches}), nil
+}
+
+// scrollNotches turns the wheel in runs of at most 50 notches. The guard runs before the
+// first run only: once a run was sent, stopping would not make the call not started.
+func (d *desk) scrollNotches(ctx context.Context, p x11.Point, dir string, notches int, mods []string, guard x11.Guard) error {
+	for done := 0; done < notches; done += 50 {
+		if err := d.b.Scroll(ctx, p, dir, min(50, notches-done), mods, guard); err != nil {
+			return err
+		}
+		guard = nil
+	}
+	return nil
 }

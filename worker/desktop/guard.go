@@ -1,0 +1,134 @@
+package desktop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// Input lands only where it was authorized. The authorizer decided for a window; these
+// checks make sure the X server will deliver the events there, and refuse before anything
+// is sent when it would not. Each runs twice: once before any side effect (so a window
+// that activation cannot clear — override-redirect, kept above, a dock — or a foreign
+// keyboard grab refuses with nothing raised or focused), and again as an x11.Guard, under
+// the input lock right before the first event (activation may legitimately have raised
+// the target; it may also have failed to).
+//
+// Pointer grabs are not probed. X does not say which client holds a grab, and the
+// session's own application holds one whenever it shows a menu: a probe could not tell a
+// foreign grab from the menu the session is about to click in, and would refuse both.
+
+// landsOn returns the check that pointer input at pts (root coordinates) lands on win: the
+// window that receives pointer events at every point is win, another window of win's
+// process (its menus and dialogs), or a window of a process this session launched. It
+// returns nil for desktop-scope input (win nil), which was authorized for the whole
+// display.
+func (d *desk) landsOn(call *tool.Call, win *x11.Window, pts ...x11.Point) x11.Guard {
+	if win == nil {
+		return nil
+	}
+	pts = slices.Clone(pts)
+	return func(ctx context.Context) error {
+		tops, err := d.b.TopLevelsAt(ctx, pts)
+		if err != nil {
+			return refusal(err)
+		}
+		for i, t := range tops {
+			if d.mayReceive(call, win, t) {
+				continue
+			}
+			return authz.Refuse(authz.CodeTargetCovered,
+				"%s is on top of window 0x%x (pid %d) at (%d,%d); nothing was sent. Pointer input goes only to the target, its own process's windows or windows this session launched; "+
+					"use an element action, or wait until that window is gone", t, win.ID, win.PID, pts[i].X, pts[i].Y)
+		}
+		return nil
+	}
+}
+
+// mayReceive reports whether pointer input meant for win may land on t. A pid counts only
+// when the X server observed it (t.PID comes from X-Resource) and, for a launched process,
+// while the backend still holds it unreaped (so the pid cannot have been reused).
+func (d *desk) mayReceive(call *tool.Call, win *x11.Window, t x11.TopLevel) bool {
+	switch {
+	case t.Window != 0 && t.Window == win.ID:
+		return true
+	case t.PID <= 0:
+		return false
+	case t.PID == win.PID && win.PIDSource == x11.PIDFromXRes:
+		return true
+	}
+	return call.Session != nil && call.Session.Launched(t.PID) && d.b.Launched(t.PID)
+}
+
+// keyboardFree refuses with input_busy when another client holds a keyboard grab: keys
+// would go to it (a password prompt, a screen locker, an open menu), not to the focus.
+func (d *desk) keyboardFree(ctx context.Context) error {
+	grabbed, err := d.b.KeyboardGrabbed(ctx)
+	if err != nil {
+		return refusal(err)
+	}
+	if grabbed {
+		return authz.Refuse(authz.CodeInputBusy,
+			"another client holds the keyboard grab (a password prompt, a screen locker or an open menu — also one of this session's own applications); no key was sent. "+
+				"Use click or an element action to close or choose from a menu, or try again once the grab is released")
+	}
+	return nil
+}
+
+// focusOn returns the check that the keyboard focus lies in win (nil: no check).
+func (d *desk) focusOn(win *x11.Window) x11.Guard {
+	if win == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		f, err := d.b.InputFocus(ctx)
+		if err != nil {
+			return refusal(err)
+		}
+		if f.TopLevel == win.ID {
+			return nil
+		}
+		where := fmt.Sprintf("window 0x%x (pid %d)", f.TopLevel, f.PID)
+		switch f.Window {
+		case 0:
+			where = "no window"
+		case 1:
+			where = "the window under the pointer (PointerRoot)"
+		}
+		return authz.Refuse(authz.CodeActivationFailed,
+			"the keyboard focus is on %s, not on window 0x%x (pid %d); no key was sent", where, win.ID, win.PID)
+	}
+}
+
+// keyGuards are the checks right before keys are sent: no foreign grab, the focus on win.
+func (d *desk) keyGuards(win *x11.Window) []x11.Guard {
+	return []x11.Guard{d.keyboardFree, d.focusOn(win)}
+}
+
+// precheck runs guards before any side effect.
+func precheck(ctx context.Context, guards ...x11.Guard) error {
+	for _, g := range guards {
+		if g == nil {
+			continue
+		}
+		if err := g(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// afterEffect turns a refusal met after some input was already sent into a plain error:
+// the call did start, so its outcome must not say otherwise.
+func afterEffect(err error, what string) error {
+	var r *authz.Refusal
+	if errors.As(err, &r) {
+		return fmt.Errorf("%s, then stopped: %s: %s", what, r.Code, r.Message)
+	}
+	return err
+}

@@ -1,0 +1,124 @@
+package x11
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jezek/xgb/res"
+	"github.com/jezek/xgb/xproto"
+)
+
+// Guard is a last check before input. The input methods (MoveTo, Click, ButtonDown,
+// ButtonUp, Scroll, Drag, TypeText, PressCombo) call their guards in order with the input
+// lock held, right before the first event, and when one returns an error they send
+// nothing and return that error unchanged. A guard must not send input.
+type Guard func(ctx context.Context) error
+
+// runGuards calls gs in order. Preconditions: input lock held, nothing sent yet.
+func runGuards(ctx context.Context, gs []Guard) error {
+	for _, g := range gs {
+		if g == nil {
+			continue
+		}
+		if err := g(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KeyboardGrabbed reports whether another client holds an active grab of the core
+// keyboard or has frozen it: key events would then go to that client, not to the window
+// with the focus (a password prompt, a screen locker, an open menu, a window manager in
+// the middle of a key binding).
+//
+// X has no request that names a grab's owner, so the server is asked with a grab of our
+// own: GrabKeyboard on the root window (owner_events false, pointer and keyboard modes
+// asynchronous). AlreadyGrabbed or Frozen means someone else holds it. Success is undone
+// at once with UngrabKeyboard, in the same round trip as the next request. The probe is
+// visible, and acceptable: for that one round trip the focus window gets FocusOut and the
+// root FocusIn, both with mode NotifyGrab, then the reverse with mode NotifyUngrab. The
+// focus itself never moves; these modes announce a temporary grab (every hotkey daemon
+// causes them), and window managers and toolkits do not treat them as a focus change. A
+// key the person presses during that round trip is reported to this connection and lost.
+func (b *Backend) KeyboardGrabbed(ctx context.Context) (bool, error) {
+	if b.closed() {
+		return false, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	r, err := xproto.GrabKeyboard(b.conn, false, b.root, xproto.TimeCurrentTime,
+		xproto.GrabModeAsync, xproto.GrabModeAsync).Reply()
+	if err != nil {
+		return false, xerr("GrabKeyboard", err)
+	}
+	switch r.Status {
+	case xproto.GrabStatusSuccess:
+		xproto.UngrabKeyboard(b.conn, xproto.TimeCurrentTime)
+		return false, nil
+	case xproto.GrabStatusAlreadyGrabbed, xproto.GrabStatusFrozen:
+		return true, nil
+	}
+	// InvalidTime and NotViewable cannot happen for CurrentTime on the root; say busy
+	// rather than guess.
+	return true, nil
+}
+
+// Focus is where the core keyboard's input focus is.
+type Focus struct {
+	// Window is the focus window GetInputFocus reports: 0 for None, 1 for PointerRoot
+	// (keys go to the window under the pointer).
+	Window uint32 `json:"focus_window"`
+	// TopLevel is the client window that contains Window: the first window with WM_STATE
+	// on the way up to the root, else the root's child there; 0 for None and PointerRoot.
+	TopLevel uint32 `json:"window_id"`
+	// PID is the process of TopLevel's client as X-Resource reports it; 0 when unknown.
+	PID int `json:"pid"`
+}
+
+// InputFocus returns the core keyboard's focus and the top-level client window it lies in.
+func (b *Backend) InputFocus(ctx context.Context) (Focus, error) {
+	if b.closed() {
+		return Focus{}, ErrClosed
+	}
+	r, err := xproto.GetInputFocus(b.conn).Reply()
+	if err != nil {
+		return Focus{}, xerr("GetInputFocus", err)
+	}
+	f := Focus{Window: uint32(r.Focus)}
+	if r.Focus <= 1 || r.Focus == b.root {
+		return f, nil
+	}
+	wmState := b.atoms.get("WM_STATE")
+	w := r.Focus
+	for range 32 {
+		if err := ctx.Err(); err != nil {
+			return Focus{}, err
+		}
+		stC := xproto.GetProperty(b.conn, false, w, wmState, xproto.GetPropertyTypeAny, 0, 0)
+		treeC := xproto.QueryTree(b.conn, w)
+		var pidC res.QueryClientIdsCookie
+		if b.caps.XRes {
+			pidC = res.QueryClientIds(b.conn, 1, []res.ClientIdSpec{{Client: uint32(w), Mask: res.ClientIdMaskLocalClientPID}})
+		}
+		st, err := stC.Reply()
+		if err != nil {
+			return Focus{}, xerr("GetProperty", err)
+		}
+		tree, err := treeC.Reply()
+		if err != nil {
+			return Focus{}, xerr("QueryTree", err)
+		}
+		pid := 0
+		if b.caps.XRes {
+			pid = pidOf(pidC)
+		}
+		if st.Format != 0 || tree.Parent == b.root || tree.Parent == 0 {
+			f.TopLevel, f.PID = uint32(w), pid
+			return f, nil
+		}
+		w = tree.Parent
+	}
+	return Focus{}, fmt.Errorf("%w: focus window 0x%x is nested too deep", ErrInvalidArgument, r.Focus)
+}

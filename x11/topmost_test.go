@@ -1,0 +1,284 @@
+package x11_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+
+	"github.com/cua-host/cua-host/test/xevlog/harness"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// foreignConn opens a second client connection, closed at cleanup: a client other than the
+// backend, as far as the server can tell.
+func foreignConn(t *testing.T) *xgb.Conn {
+	t.Helper()
+	xgb.Logger = log.New(io.Discard, "", 0)
+	c, err := xgb.NewConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// overrideRedirect maps an override-redirect window at r on c and waits until it is viewable.
+func overrideRedirect(t *testing.T, c *xgb.Conn, r x11.Rect) xproto.Window {
+	t.Helper()
+	scr := xproto.Setup(c).DefaultScreen(c)
+	wid, err := xproto.NewWindowId(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xproto.CreateWindowChecked(c, scr.RootDepth, wid, scr.Root, int16(r.X), int16(r.Y), uint16(r.Width), uint16(r.Height), 0,
+		xproto.WindowClassInputOutput, scr.RootVisual, xproto.CwBackPixel|xproto.CwOverrideRedirect, []uint32{0x00ff00, 1}).Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := xproto.MapWindowChecked(c, wid).Check(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { xproto.DestroyWindow(c, wid) })
+	return wid
+}
+
+// moveTo places xevlog's window (client area) at x,y through the window manager.
+func moveTo(t *testing.T, b *x11.Backend, xl *harness.Xevlog, x, y int) x11.Window {
+	t.Helper()
+	w := windowOf(t, b, xl)
+	if _, _, err := b.SetFrame(t.Context(), w.ID, x11.Rect{X: x, Y: y, Width: w.Frame.Width, Height: w.Frame.Height}); err != nil {
+		t.Fatal(err)
+	}
+	return windowOf(t, b, xl)
+}
+
+func TestTopLevelsAtFollowsTheServer(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200})
+	w := moveTo(t, b, xl, 100, 100)
+	activate(t, b, w.ID)
+	inside := x11.Point{X: w.Frame.X + 10, Y: w.Frame.Y + 10}
+
+	top, err := b.TopLevelAt(t.Context(), inside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.Window != w.ID || top.PID != xl.PID || top.OverrideRedirect || top.Frame == 0 {
+		t.Errorf("TopLevelAt(inside) = %+v, want window 0x%x pid %d, managed", top, w.ID, xl.PID)
+	}
+
+	t.Run("override-redirect", func(t *testing.T) {
+		c := foreignConn(t)
+		or := overrideRedirect(t, c, x11.Rect{X: w.Frame.X + 150, Y: w.Frame.Y + 50, Width: 100, Height: 100})
+		covered := x11.Point{X: w.Frame.X + 200, Y: w.Frame.Y + 100}
+		tops, err := b.TopLevelsAt(t.Context(), []x11.Point{inside, covered, inside})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tops[0].Window != w.ID || tops[2] != tops[0] {
+			t.Errorf("uncovered points = %+v, %+v, want window 0x%x", tops[0], tops[2], w.ID)
+		}
+		if got := tops[1]; got.Window != uint32(or) || got.Frame != uint32(or) || !got.OverrideRedirect || got.PID != os.Getpid() {
+			t.Errorf("covered point = %+v, want override-redirect 0x%x of pid %d", got, or, os.Getpid())
+		}
+		if at, err := b.WindowAt(t.Context(), covered); err != nil || at != uint32(or) {
+			t.Errorf("WindowAt(covered) = 0x%x, %v, want 0x%x", at, err, or)
+		}
+	})
+
+	t.Run("kept above", func(t *testing.T) {
+		above := harness.StartXevlog(t, harness.XevlogOptions{Width: 120, Height: 120, Title: "above"})
+		aw := moveTo(t, b, above, w.Frame.X+200, w.Frame.Y+100)
+		harness.Command(t, "wmctrl", "-i", "-r", fmt.Sprint(aw.ID), "-b", "add,above")
+		activate(t, b, w.ID) // raises w to the top of its layer only
+		covered := x11.Point{X: aw.Frame.X + 20, Y: aw.Frame.Y + 20}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			top, err := b.TopLevelAt(t.Context(), covered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if top.Window == aw.ID && top.PID == above.PID && !top.OverrideRedirect {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("TopLevelAt(covered) = %+v, want 0x%x of pid %d", top, aw.ID, above.PID)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if top, _ := b.TopLevelAt(t.Context(), inside); top.Window != w.ID {
+			t.Errorf("TopLevelAt(inside) = %+v, want 0x%x", top, w.ID)
+		}
+	})
+
+	t.Run("a drag path's many points", func(t *testing.T) {
+		path := x11.DragPath(inside, x11.Point{X: w.Frame.X + 290, Y: w.Frame.Y + 190}, 200)
+		tops, err := b.TopLevelsAt(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range path {
+			one, err := b.TopLevelAt(t.Context(), p)
+			if err != nil || one != tops[i] {
+				t.Fatalf("point %v: batch %+v, alone %+v, %v", p, tops[i], one, err)
+			}
+		}
+	})
+}
+
+func TestDragPathEndsAtBothEnds(t *testing.T) {
+	from, to := x11.Point{X: 10, Y: 20}, x11.Point{X: 110, Y: 70}
+	for _, steps := range []int{1, 3, 20} {
+		path := x11.DragPath(from, to, steps)
+		if len(path) != steps+1 || path[0] != from || path[steps] != to {
+			t.Errorf("DragPath(%v, %v, %d) = %v, want %d points from start to end", from, to, steps, path, steps+1)
+		}
+	}
+}
+
+func TestKeyboardGrabbed(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	w := windowOf(t, b, xl)
+	activate(t, b, w.ID)
+	if got, err := b.KeyboardGrabbed(t.Context()); err != nil || got {
+		t.Fatalf("KeyboardGrabbed() without a grab = %v, %v, want false", got, err)
+	}
+	c := foreignConn(t)
+	root := xproto.Setup(c).DefaultScreen(c).Root
+	// The probe leaves no grab behind: another client can grab at once.
+	r, err := xproto.GrabKeyboard(c, false, root, xproto.TimeCurrentTime, xproto.GrabModeAsync, xproto.GrabModeAsync).Reply()
+	if err != nil || r.Status != xproto.GrabStatusSuccess {
+		t.Fatalf("GrabKeyboard after the probe = %+v, %v", r, err)
+	}
+	if got, err := b.KeyboardGrabbed(t.Context()); err != nil || !got {
+		t.Errorf("KeyboardGrabbed() under a foreign grab = %v, %v, want true", got, err)
+	}
+	if err := xproto.UngrabKeyboardChecked(c, xproto.TimeCurrentTime).Check(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.KeyboardGrabbed(t.Context()); err != nil || got {
+		t.Errorf("KeyboardGrabbed() after the grab ended = %v, %v, want false", got, err)
+	}
+	// The focus stayed where it was.
+	if f, err := b.InputFocus(t.Context()); err != nil || f.TopLevel != w.ID {
+		t.Errorf("InputFocus() after the probes = %+v, %v, want window 0x%x", f, err, w.ID)
+	}
+}
+
+func TestInputFocusNamesTheTopLevel(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	w := windowOf(t, b, xl)
+	activate(t, b, w.ID)
+	f, err := b.InputFocus(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.TopLevel != w.ID || f.PID != xl.PID || f.Window <= 1 {
+		t.Errorf("InputFocus() = %+v, want window 0x%x of pid %d", f, w.ID, xl.PID)
+	}
+}
+
+func TestGuardStopsInputBeforeTheFirstEvent(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200})
+	w := windowOf(t, b, xl)
+	activate(t, b, w.ID)
+	errNo := errors.New("no")
+	refuse := func(context.Context) error { return errNo }
+	p := x11.Point{X: w.Frame.X + 20, Y: w.Frame.Y + 20}
+	xl.Reset()
+	ops := map[string]func() error{
+		"Click":      func() error { return b.Click(t.Context(), p, x11.ButtonLeft, 1, []string{"shift"}, refuse) },
+		"ButtonDown": func() error { return b.ButtonDown(t.Context(), p, x11.ButtonLeft, refuse) },
+		"Scroll":     func() error { return b.Scroll(t.Context(), p, "down", 3, nil, refuse) },
+		"Drag": func() error {
+			return b.Drag(t.Context(), p, x11.Point{X: p.X + 50, Y: p.Y + 50}, x11.ButtonLeft, 5, 0, nil, refuse)
+		},
+		"MoveTo":   func() error { return b.MoveTo(t.Context(), x11.Point{X: p.X + 5, Y: p.Y + 5}, refuse) },
+		"TypeText": func() error { _, err := b.TypeText(t.Context(), "a→", refuse); return err },
+		"PressCombo": func() error {
+			kc, err := x11.ParseKeyCombo("ctrl+a")
+			if err != nil {
+				return err
+			}
+			return b.PressCombo(t.Context(), kc, refuse)
+		},
+	}
+	for name, op := range ops {
+		if err := op(); !errors.Is(err, errNo) {
+			t.Errorf("%s with a refusing guard = %v, want the guard's error", name, err)
+		}
+	}
+	// The oracle's barrier: a click that passes its guard. Nothing before it was delivered.
+	pass := func(context.Context) error { return nil }
+	if err := b.Click(t.Context(), p, x11.ButtonRight, 1, nil, pass); err != nil {
+		t.Fatal(err)
+	}
+	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
+		return len(harness.Filter(evs, "button_release")) > 0
+	})
+	for _, e := range harness.Filter(evs, "button_press", "button_release", "key_press", "key_release", "mapping_notify") {
+		if e.Button != int(x11.ButtonRight) {
+			t.Errorf("guarded operations delivered %+v", e)
+		}
+	}
+	if buttons, keys := b.Held(); len(buttons)+len(keys) != 0 {
+		t.Errorf("Held() = %v, %v after refused operations", buttons, keys)
+	}
+}
+
+// BenchmarkInputChecks measures the checks input now makes before it is sent: the window
+// at one point (a click), at the 21 points of a default drag, the keyboard grab probe and
+// the focus read.
+func BenchmarkInputChecks(b *testing.B) {
+	harness.Require(b)
+	be, err := x11.Open(b.Context(), x11.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Close() })
+	xl := harness.StartXevlog(b, harness.XevlogOptions{Width: 300, Height: 200})
+	var w x11.Window
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if w, err = be.Window(b.Context(), xl.Window); (err == nil && w.Mapped) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if _, ok, err := be.Activate(b.Context(), w.ID); err != nil || !ok {
+		b.Fatalf("Activate = %v, %v", ok, err)
+	}
+	p := x11.Point{X: w.Frame.X + 50, Y: w.Frame.Y + 50}
+	path := x11.DragPath(p, x11.Point{X: w.Frame.X + 250, Y: w.Frame.Y + 150}, 20)
+	for _, bc := range []struct {
+		name string
+		f    func() error
+	}{
+		{"TopLevelAt", func() error { _, err := be.TopLevelAt(b.Context(), p); return err }},
+		{"TopLevelsAt/drag-21-points", func() error { _, err := be.TopLevelsAt(b.Context(), path); return err }},
+		{"KeyboardGrabbed", func() error { _, err := be.KeyboardGrabbed(b.Context()); return err }},
+		{"InputFocus", func() error { _, err := be.InputFocus(b.Context()); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if err := bc.f(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+		})
+	}
+}
