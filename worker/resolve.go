@@ -254,14 +254,38 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	if err != nil {
 		return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
 	}
+	roots := make([]x11.Point, 0, len(pts))
 	for _, p := range pts {
 		root := x11.Point{X: origin.X + p.X, Y: origin.Y + p.Y}
+		roots = append(roots, root)
 		if pid := r.protectedAt(wins, root, res.Resource.PID); pid != 0 {
 			res.ProtectedUIPID = pid
 			return res
 		}
 	}
+	// The window manager's list has no override-redirect windows (a consent dialog, a
+	// screen locker, another client's popup): ask the server what is on top at each point.
+	if tf, ok := r.desk.(topLevelFinder); ok {
+		tls, err := tf.TopLevelsAt(ctx, roots)
+		if err != nil {
+			return unresolved(authz.CodeWindowNotFound, "find the window at each point: %v", err)
+		}
+		for _, tl := range tls {
+			if tl.PID > 0 && tl.PID != res.Resource.PID {
+				if self := r.self(tl.PID, r.procs.read(tl.PID)); self != 0 {
+					res.ProtectedUIPID = self
+					return res
+				}
+			}
+		}
+	}
 	return res
+}
+
+// topLevelFinder is implemented by desktops that can say which top-level window receives
+// pointer events at a point as the server decides it (*x11.Backend).
+type topLevelFinder interface {
+	TopLevelsAt(ctx context.Context, pts []x11.Point) ([]x11.TopLevel, error)
 }
 
 // protectedAt returns the pid of a protected window that is the top-most window at p

@@ -266,3 +266,24 @@ func TestPrivateDisplayIsTheSessions(t *testing.T) {
 		t.Errorf("the other window logged %d key presses, want 0", n)
 	}
 }
+
+// TestProtectedOverrideRedirectWindow: a protected process's override-redirect window (a
+// consent dialog drawn outside the window manager) is protected UI for desktop-scope input
+// too, although the window manager's client list does not know it: the worker asks the
+// server what is on top at the point. Its own event log is the oracle.
+func TestProtectedOverrideRedirectWindow(t *testing.T) {
+	requireDesktop(t)
+	dialog, _ := foreignClient(t, "protected-popup", "-override-redirect", "-x", "500", "-y", "500", "-width", "200", "-height", "100")
+	h := startHost(t, host.Options{ProtectedPIDs: []int{dialog.PID}})
+	s := session(t, h, host.SessionSpec{Label: "or-protected", Mode: authz.Unrestricted})
+	for _, tool := range []string{"click", "mouse_button_down", "move_cursor"} {
+		res := call(t, s, tool, map[string]any{"x": 600, "y": 550, "scope": "desktop"})
+		check(t, tool+" on the protected override-redirect window", res, authz.CodeProtectedUIDenied)
+	}
+	res := call(t, s, "drag", map[string]any{"from_x": 450, "from_y": 450, "to_x": 600, "to_y": 550, "scope": "desktop"})
+	check(t, "drag ending on the protected override-redirect window", res, authz.CodeProtectedUIDenied)
+	time.Sleep(200 * time.Millisecond)
+	if n := dialog.count(t, "button_press"); n != 0 {
+		t.Errorf("the protected window logged %d button presses, want 0", n)
+	}
+}
