@@ -170,6 +170,11 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 	if d.Refusal != nil {
 		return nil, nil, d.Refusal
 	}
+	if d.Entry.Shape == authz.ShapeKeyboard && s.w.consentOpen() && a.res.focusProtected(ctx) {
+		// The person is being asked on the display and the question has the focus: keys
+		// must not land in it, nor activation move the focus away from it.
+		return nil, nil, authz.Refuse(authz.CodeInputBusy, "a consent question has the keyboard focus; keyboard input waits for the person's answer (call again once it is answered)")
+	}
 	t, ok := s.w.reg.Lookup(name)
 	if !ok {
 		return nil, nil, authz.Refuse(authz.CodeUnsupported, "tool %q is not available in this worker", name)

@@ -52,6 +52,13 @@ func (w *worker) requestConsent(ctx context.Context, req *cuav1.ConsentRequest) 
 	}
 }
 
+// consentOpen reports whether any session's consent question is waiting for an answer.
+func (w *worker) consentOpen() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.consentWaiters) > 0
+}
+
 // deliverConsent routes the host's reply (a ConsentDecision or a ControlError) to the
 // request waiting for it. A reply for an unknown call id (late, or never asked) is dropped:
 // it can grant nothing.

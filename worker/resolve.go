@@ -354,6 +354,25 @@ func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid in
 	return display
 }
 
+// focusProtected reports whether the focused window belongs to a protected process (a
+// consent dialog, the terminal showing a prompt). Unknown is not protected: the keyboard
+// resolution refuses input into a protected focused window on its own.
+func (r *resolver) focusProtected(ctx context.Context) bool {
+	if r.desk == nil {
+		return false
+	}
+	wins, err := r.desk.Windows(ctx)
+	if err != nil {
+		return false
+	}
+	for _, w := range wins {
+		if w.Focused {
+			return r.self(w.PID, r.procs.read(w.PID)) != 0
+		}
+	}
+	return false
+}
+
 // executable resolves launch_app's program to its canonical path.
 func (r *resolver) executable(args map[string]any) resolution {
 	name, _ := args["name"].(string)
