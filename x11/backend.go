@@ -12,6 +12,7 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/res"
+	"github.com/jezek/xgb/shape"
 	"github.com/jezek/xgb/shm"
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
@@ -42,6 +43,8 @@ type Capabilities struct {
 	SHM bool
 	// XRes is true when X-Resource is present (server-observed pids).
 	XRes bool
+	// Shape is true when the SHAPE extension is present (non-rectangular windows).
+	Shape bool
 	// WindowManager is the EWMH window manager's name, or "" when none runs.
 	WindowManager string
 }
@@ -71,6 +74,10 @@ type Backend struct {
 	remap   remapState
 
 	cap captureState
+
+	// grabMu is held while this connection grabs the server (grabs do not nest). Lock
+	// order: cap.mu, then grabMu.
+	grabMu sync.Mutex
 
 	procs procTable
 
@@ -180,6 +187,9 @@ func (b *Backend) probe() {
 	}
 	if err := shm.Init(b.conn); err == nil {
 		b.caps.SHM = true
+	}
+	if err := shape.Init(b.conn); err == nil {
+		b.caps.Shape = true
 	}
 	if err := res.Init(b.conn); err == nil {
 		if _, err := res.QueryVersion(b.conn, 1, 2).Reply(); err == nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jezek/xgb/xproto"
 )
 
 // DefaultMaxDimension is the default bound on a capture's longer side.
@@ -26,6 +28,14 @@ type CaptureOptions struct {
 	Quality int
 	// NoSHM forces the core GetImage path.
 	NoSHM bool
+	// MayShow decides, for a window capture, whether the pixels of a window stacked above
+	// the captured one may appear: pid is the process that created the covering client
+	// window (never 0: windows of unknown owners are masked without asking), window that
+	// client. Pixels it refuses are painted MaskRGB before the image is scaled and encoded.
+	// Nil allows only the captured window's own process, as the X server observed it. It
+	// is called after the server grab is released and may block briefly, but not on this
+	// display's windows. It is ignored for whole-screen captures, which are not masked.
+	MayShow func(pid int, window uint32) bool
 }
 
 // Image is an encoded capture.
@@ -44,12 +54,25 @@ type Image struct {
 	// GrabTime and EncodeTime measure the two halves of the capture.
 	GrabTime   time.Duration
 	EncodeTime time.Duration
+	// StackTime is the part of GrabTime spent reading what covers the window.
+	StackTime time.Duration
+	// Masked says what a window capture hid; nil for whole-screen captures.
+	Masked *Masking
 }
 
 // Capture grabs the screen, a window or a region of either, downscales it so its longer
-// side is at most MaxDimension and encodes it. A window is captured as the screen shows it
-// (the part covered by other windows shows them), so it must be mapped; the part outside
-// the screen is cut off.
+// side is at most MaxDimension and encodes it. The part outside the screen is cut off.
+//
+// A window must be viewable. Its capture contains only pixels the window itself draws
+// and pixels of the windows above it that MayShow allows; everything else is painted
+// MaskRGB: windows above it that MayShow refuses or whose owner is unknown (their whole
+// bounding rectangle, frame and border included, even when they are shaped), and the
+// parts of the area the window does not draw (clipped by its parent, outside its shape).
+// The stacking is read from the server under a server grab that lasts until the pixels
+// are read, so what is masked is what the pixels show. Image.Masked says what was hidden.
+//
+// The whole screen (Window 0) is captured as it is, unmasked: it is whole-display
+// observation, which the caller authorizes as such.
 func (b *Backend) Capture(ctx context.Context, opts CaptureOptions) (*Image, error) {
 	if b.closed() {
 		return nil, ErrClosed
@@ -59,15 +82,17 @@ func (b *Backend) Capture(ctx context.Context, opts CaptureOptions) (*Image, err
 	}
 	sw, sh := b.ScreenSize()
 	area := Rect{Width: sw, Height: sh}
+	var target Window
 	if opts.Window != 0 {
-		w, err := b.Window(ctx, opts.Window)
+		var err error
+		target, err = b.Window(ctx, opts.Window)
 		if err != nil {
 			return nil, err
 		}
-		if !w.Mapped || w.Minimized {
+		if !target.Mapped || target.Minimized {
 			return nil, fmt.Errorf("%w: 0x%x", ErrWindowNotViewable, opts.Window)
 		}
-		area = w.Frame
+		area = target.Frame
 	}
 	if opts.Region != nil {
 		r := *opts.Region
@@ -100,9 +125,30 @@ func (b *Backend) Capture(ctx context.Context, opts CaptureOptions) (*Image, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t0 := time.Now()
-	pix, route, err := s.grabLocked(b.conn, b.root, area, b.caps.SHM && !opts.NoSHM)
+	var (
+		pix   []byte
+		route string
+		err   error
+		ov    Overlap
+		stack time.Duration
+	)
+	if opts.Window == 0 {
+		pix, route, err = s.grabLocked(b.conn, b.root, area, b.caps.SHM && !opts.NoSHM)
+	} else {
+		release := b.grabServer()
+		ov, err = b.overlapGrabbed(xproto.Window(opts.Window), &area)
+		stack = time.Since(t0)
+		if err == nil {
+			pix, route, err = s.grabLocked(b.conn, b.root, area, b.caps.SHM && !opts.NoSHM)
+		}
+		release()
+	}
 	if err != nil {
 		return nil, err
+	}
+	var masked *Masking
+	if opts.Window != 0 {
+		masked = mask(pix, area, ov, mayShow(opts.MayShow, target))
 	}
 	t1 := time.Now()
 	ow, oh, scale := fitScale(area.Width, area.Height, maxDim)
@@ -128,8 +174,49 @@ func (b *Backend) Capture(ctx context.Context, opts CaptureOptions) (*Image, err
 	return &Image{
 		Data: out.Bytes(), MIMEType: format.MIMEType(), Width: ow, Height: oh,
 		Source: area, Scale: scale, Route: route,
-		GrabTime: t1.Sub(t0), EncodeTime: time.Since(t1),
+		GrabTime: t1.Sub(t0), EncodeTime: time.Since(t1), StackTime: stack, Masked: masked,
 	}, nil
+}
+
+// mayShow returns the decision a window capture uses: opts' MayShow, or by default only
+// the captured window's own process when the server observed it.
+func mayShow(f func(pid int, window uint32) bool, target Window) func(pid int, window uint32) bool {
+	if f != nil {
+		return f
+	}
+	own := 0
+	if target.PIDSource == PIDFromXRes {
+		own = target.PID
+	}
+	return func(pid int, _ uint32) bool { return own > 0 && pid == own }
+}
+
+// mask paints over the pixels of pix (the BGRX image of area, in root coordinates) that a
+// capture of ov's window may not show, and says what it hid.
+func mask(pix []byte, area Rect, ov Overlap, show func(pid int, window uint32) bool) *Masking {
+	rel := func(r Rect) Rect { return Rect{X: r.X - area.X, Y: r.Y - area.Y, Width: r.Width, Height: r.Height} }
+	layers := make([]layer, 0, len(ov.Above)+1)
+	for i := len(ov.Above) - 1; i >= 0; i-- { // top first
+		c := ov.Above[i]
+		layers = append(layers, layer{rects: []Rect{rel(c.Bounds)}, show: c.PID > 0 && show(c.PID, c.Client)})
+	}
+	own := layer{rects: make([]Rect, len(ov.Visible)), show: true}
+	for i, r := range ov.Visible {
+		own.rects[i] = rel(r)
+	}
+	layers = append(layers, own)
+	rects, hid, outside := maskRects(area.Width, area.Height, layers)
+	m := &Masking{Rects: rects, Outside: outside}
+	for i, h := range hid[:len(hid)-1] {
+		if h && !layers[i].show {
+			m.Windows++
+		}
+	}
+	for _, r := range rects {
+		m.Pixels += r.Width * r.Height
+	}
+	fillBGRX(pix, area.Width, rects, MaskRGB)
+	return m
 }
 
 // SHMStatus attaches the MIT-SHM segment for a full-screen capture if that was not tried

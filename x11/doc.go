@@ -11,4 +11,9 @@
 // clipboard, and at most one MIT-SHM segment for captures. Input operations take turns on
 // one lock so that sequences never interleave, and every operation that presses a button
 // or a key releases it again before it returns, also on error or cancellation.
+//
+// A window capture shows only the window's own pixels and those of the windows above it
+// that the caller's CaptureOptions.MayShow allows; the rest is painted MaskRGB. What lies
+// above a window comes from the server's own stacking, read under a short server grab
+// (stacking.go); the whole-screen capture is not masked.
 package x11

@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 
 // open returns a backend on the harness display, closed at cleanup.
-func open(t *testing.T) *x11.Backend {
+func open(t testing.TB) *x11.Backend {
 	t.Helper()
 	harness.Require(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -27,7 +27,7 @@ func open(t *testing.T) *x11.Backend {
 }
 
 // windowOf returns xevlog's window as the backend sees it.
-func windowOf(t *testing.T, b *x11.Backend, x *harness.Xevlog) x11.Window {
+func windowOf(t testing.TB, b *x11.Backend, x *harness.Xevlog) x11.Window {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -43,7 +43,7 @@ func windowOf(t *testing.T, b *x11.Backend, x *harness.Xevlog) x11.Window {
 }
 
 // activate gives xevlog's window the focus.
-func activate(t *testing.T, b *x11.Backend, id uint32) {
+func activate(t testing.TB, b *x11.Backend, id uint32) {
 	t.Helper()
 	if _, ok, err := b.Activate(t.Context(), id); err != nil || !ok {
 		t.Fatalf("Activate(0x%x) = %v, %v", id, ok, err)

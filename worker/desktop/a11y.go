@@ -42,7 +42,7 @@ func (d *desk) a11ySpecs() []spec {
 	setValue := elementProps(map[string]prop{"pid": pidProp, "window_id": windowProp,
 		"value": prop{"type": []string{"string", "number"}, "description": "New value: text for an entry (replaces its text), a number for a slider or spin button."}})
 	return []spec{
-		{"get_window_state", "One window's accessibility tree as compact rows `- [i] role \"name\" value=… [states] actions=[…]`, with element tokens for click/type_text/set_value/scroll, plus a screenshot. " +
+		{"get_window_state", "One window's accessibility tree as compact rows `- [i] role \"name\" value=… [states] actions=[…]`, with element tokens for click/type_text/set_value/scroll, plus a screenshot (parts covered by windows the session may not see are painted grey, #808080; screenshot_masked says how much). " +
 			"Bounded by max_elements, max_depth and timeout_ms (truncated says which). Windows without accessibility return their geometry, degraded.",
 			schema([]string{"pid", "window_id"}, state), readOnly, d.windowState(true)},
 		{"get_accessibility_tree", "The accessibility tree of pid's window (window_id, else its top-most window), like get_window_state without the screenshot.",
@@ -149,7 +149,7 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				img, capErr = d.b.Capture(ctx, x11.CaptureOptions{Window: win.ID})
+				img, capErr = d.b.Capture(ctx, x11.CaptureOptions{Window: win.ID, MayShow: d.mayShow(call, win)})
 			}()
 		}
 		snap, err := d.ax.Snapshot(ctx, atspiWindow(win), walkBudget(ctx, opts))
@@ -202,6 +202,10 @@ func stateResult(win *x11.Window, snap *atspi.Snapshot, img *x11.Image, capErr e
 	case img != nil:
 		st["screenshot_width"], st["screenshot_height"], st["screenshot_scale"] = img.Width, img.Height, img.Scale
 		st["screenshot_mime_type"] = img.MIMEType
+		st["screenshot_masked"] = maskedInfo(img)
+		if t := maskedText(img); t != "" {
+			res.Content[0].Text += "screenshot" + strings.TrimPrefix(t, ";") + "\n"
+		}
 		res.Content = append(res.Content, tool.Image(img.Data, img.MIMEType))
 	case shoot && capErr != nil:
 		st["screenshot_error"] = capErr.Error()

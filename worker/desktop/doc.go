@@ -12,6 +12,11 @@
 // through AT-SPI when the element offers a route, without moving the pointer or the
 // focus, and falls back to pointer input at the element's centre otherwise.
 //
+// Captures of a window (zoom, get_window_state's screenshot) show only the window's own
+// process and the processes the calling session launched; windows of everyone else that
+// cover it are painted grey, in every mode, and the result says how much was masked.
+// get_desktop_state is whole-display observation, authorized as such, and is not masked.
+//
 // It is not the authorization chokepoint: the worker authorizes every call before a
 // handler here runs.
 package desktop

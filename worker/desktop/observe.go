@@ -3,6 +3,7 @@ package desktop
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/cua-host/cua-host/worker/tool"
@@ -34,7 +35,7 @@ func (d *desk) observeSpecs() []spec {
 		{"get_cursor_position", "Return the pointer position in desktop coordinates.", schema(nil, nil), readOnly, d.cursorPosition},
 		{"get_desktop_state", "Screenshot of the whole desktop, downscaled so its longer side is at most max_dimension (scale reported), plus the window list.",
 			schema(nil, desktopProps), readOnly, d.desktopState},
-		{"zoom", "Capture a region of a window at full resolution (x1,y1)-(x2,y2), window-relative.",
+		{"zoom", "Capture a region of a window at full resolution (x1,y1)-(x2,y2), window-relative. Parts covered by windows the session may not see are painted grey (#808080); structuredContent.masked says how much.",
 			schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), readOnly, d.zoom},
 	}
 }
@@ -167,6 +168,8 @@ func imageResult(text string, img *x11.Image, extra map[string]any) *tool.Result
 	return &tool.Result{Content: []tool.Content{tool.Text(text), tool.Image(img.Data, img.MIMEType)}, Structured: st}
 }
 
+// desktopState captures the whole display unmasked: it is whole-display observation,
+// which needs the session's consent grant or manifest entry for the display itself.
 func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a struct {
 		captureArgs
@@ -231,12 +234,74 @@ func (d *desk) zoom(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 		return nil, invalid("region (%d,%d)-(%d,%d) is outside window %d (%dx%d)", r.X, r.Y, r.X+r.Width, r.Y+r.Height, wid, win.Frame.Width, win.Frame.Height)
 	}
 	opts.Window, opts.Region, opts.MaxDimension = wid, &r, -1
+	opts.MayShow = d.mayShow(call, win)
 	img, err := d.b.Capture(ctx, opts)
 	if err != nil {
 		return nil, refusal(err)
 	}
-	text := fmt.Sprintf("window %d region %dx%d+%d+%d at full resolution", wid, r.Width, r.Height, r.X, r.Y)
-	return imageResult(text, img, map[string]any{"window_id": wid, "pid": pid, "region": r}), nil
+	text := fmt.Sprintf("window %d region %dx%d+%d+%d at full resolution", wid, r.Width, r.Height, r.X, r.Y) + maskedText(img)
+	return imageResult(text, img, map[string]any{"window_id": wid, "pid": pid, "region": r, "masked": maskedInfo(img)}), nil
+}
+
+// mayShow decides which windows stacked above win a capture of win may show: those of
+// win's own process (when the X server observed it) and of the processes this session
+// launched that are still the backend's children (a pid reused by another process is not).
+// Everything else is masked: the user's windows, protected processes such as a consent
+// dialog, window-manager frames around them, and windows whose owner is unknown.
+func (d *desk) mayShow(call *tool.Call, win *x11.Window) func(pid int, window uint32) bool {
+	own := 0
+	if win.PIDSource == x11.PIDFromXRes {
+		own = win.PID
+	}
+	return func(pid int, _ uint32) bool {
+		if pid <= 0 {
+			return false
+		}
+		if pid == own {
+			return true
+		}
+		return call.Session != nil && call.Session.Launched(pid) && d.b.Launched(pid)
+	}
+}
+
+// maxMaskedAreas bounds the masked rectangles listed in a result.
+const maxMaskedAreas = 16
+
+// maskedInfo reports what a window capture masked, for the result's structured content:
+// how many windows, rectangles and full-resolution pixels, the colour, and the first
+// rectangles in the returned image's coordinates.
+func maskedInfo(img *x11.Image) map[string]any {
+	m := img.Masked
+	if m == nil {
+		return nil
+	}
+	areas := make([]x11.Rect, 0, min(len(m.Rects), maxMaskedAreas))
+	for _, r := range m.Rects[:min(len(m.Rects), maxMaskedAreas)] {
+		areas = append(areas, scaleRect(r, img.Scale))
+	}
+	return map[string]any{
+		"windows": m.Windows, "rects": len(m.Rects), "pixels": m.Pixels, "outside_window_pixels": m.Outside,
+		"color": fmt.Sprintf("#%06x", x11.MaskRGB), "areas": areas, "areas_truncated": len(m.Rects) > maxMaskedAreas,
+	}
+}
+
+// maskedText is the sentence a result's text adds when a capture masked something.
+func maskedText(img *x11.Image) string {
+	m := img.Masked
+	if m == nil || m.Pixels == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d pixels painted #%06x because windows the session may not see cover them (%d windows) or the window does not draw them", m.Pixels, x11.MaskRGB, m.Windows)
+}
+
+// scaleRect converts a rectangle at full resolution to image coordinates.
+func scaleRect(r x11.Rect, scale float64) x11.Rect {
+	if scale == 1 {
+		return r
+	}
+	x0, y0 := int(float64(r.X)*scale), int(float64(r.Y)*scale)
+	x1, y1 := int(math.Ceil(float64(r.X+r.Width)*scale)), int(math.Ceil(float64(r.Y+r.Height)*scale))
+	return x11.Rect{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0}
 }
 
 // zoomRect validates a zoom region given by its corners.
