@@ -263,15 +263,19 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 			return res
 		}
 	}
-	// The window manager's list has no override-redirect windows (a consent dialog, a
-	// screen locker, another client's popup): ask the server what is on top at each point.
+	// The window manager's list has no override-redirect windows (a screen locker, another
+	// client's popup, a protected process's own): ask the server what is on top at each
+	// point.
 	if tf, ok := r.desk.(topLevelFinder); ok {
 		tls, err := tf.TopLevelsAt(ctx, roots)
 		if err != nil {
 			return unresolved(authz.CodeWindowNotFound, "find the window at each point: %v", err)
 		}
 		for _, tl := range tls {
-			if tl.PID > 0 && tl.PID != res.Resource.PID {
+			// Managed windows, decorations included, were decided above from the window
+			// manager's list (a frame belongs to the window manager's process, not to the
+			// client it frames); only what bypasses the window manager is left.
+			if tl.OverrideRedirect && tl.PID > 0 && tl.PID != res.Resource.PID {
 				if self := r.self(tl.PID, r.procs.read(tl.PID)); self != 0 {
 					res.ProtectedUIPID = self
 					return res

@@ -302,6 +302,14 @@ func TestFailedActivationRefusesKeys(t *testing.T) {
 	other := launchApp(t, s, appA, "own-other")
 	check(t, "bring_to_front", call(t, s, "bring_to_front", map[string]any{"pid": other.PID, "window_id": other.Window}), "")
 	nofocus := launchClient(t, s, "no-focus", "-no-focus", "-x", "600", "-y", "300")
+	// With the focus at PointerRoot (left there when an earlier test's focused window went
+	// away), keys go to the window under the pointer: keep the pointer off this one.
+	xdoMu.Lock()
+	out, err := exec.Command("xdotool", "mousemove", "1270", "790").CombinedOutput()
+	xdoMu.Unlock()
+	if err != nil {
+		t.Fatalf("xdotool mousemove: %v: %s", err, out)
+	}
 	target := map[string]any{"pid": nofocus.PID, "window_id": nofocus.Window}
 	args := map[string]any{"text": "lost"}
 	for k, v := range target {
