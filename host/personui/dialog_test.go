@@ -84,17 +84,31 @@ func TestAskWindowProperties(t *testing.T) {
 }
 
 func TestAskEarlyClickIgnored(t *testing.T) {
-	shown, res := startAsk(t, t.Context(), windowRequest())
-	sh := waitShown(t, shown)
-	clickButton(t, sh, AllowOnce.String()) // well within ArmDelay of the dialog appearing
-	select {
-	case r := <-res:
-		t.Fatalf("a click within %v of showing answered: %v, %v", ArmDelay, r.answer, r.err)
-	case <-time.After(ArmDelay):
-	}
-	clickButton(t, sh, Deny.String())
-	if r := waitResult(t, res); r.answer != Deny || r.err != nil {
-		t.Fatalf("Ask = %v, %v after a click past ArmDelay, want deny, nil", r.answer, r.err)
+	// The early click must land well within ArmDelay of the dialog appearing; on a loaded
+	// machine xdotool may start too late, and then the attempt is repeated.
+	for attempt := 1; ; attempt++ {
+		shown, res := startAsk(t, t.Context(), windowRequest())
+		sh := waitShown(t, shown)
+		at := time.Now()
+		clickButton(t, sh, AllowOnce.String())
+		early := time.Since(at) < ArmDelay-150*time.Millisecond
+		select {
+		case r := <-res:
+			if early {
+				t.Fatalf("a click within %v of showing answered: %v, %v", ArmDelay, r.answer, r.err)
+			}
+		case <-time.After(ArmDelay):
+			clickButton(t, sh, Deny.String())
+			if r := waitResult(t, res); r.answer != Deny || r.err != nil {
+				t.Fatalf("Ask = %v, %v after a click past ArmDelay, want deny, nil", r.answer, r.err)
+			}
+		}
+		if early {
+			return
+		}
+		if attempt == 3 {
+			t.Skip("xdotool never clicked within ArmDelay of the dialog appearing")
+		}
 	}
 }
 

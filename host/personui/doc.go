@@ -20,6 +20,17 @@
 // needs no toolkit and no process of its own. It connects with the display name and
 // Xauthority file it is given and never reads DISPLAY or XAUTHORITY itself.
 //
+// Both windows are managed by the window manager (a dialog and a dock window, in the
+// "above" state), not override-redirect. The worker finds protected windows, and the
+// windows a capture must mask, in _NET_CLIENT_LIST_STACKING, which lists managed windows
+// only: an override-redirect dialog would be invisible to it, and a session's click checked
+// against the window below could land on Allow. Measured with openbox: an "above" window
+// stays over new, raised and activated normal windows; another "above" window activated
+// later, or a focused full-screen window, covers it. A covered window ignores clicks and
+// asks to be raised again (which undoes the first case, not the second); an
+// override-redirect window was never covered by openbox's own restacking, but is invisible
+// to the worker, so the choice is managed.
+//
 // The package is not a policy: it does not decide what needs asking, remember answers or
 // protect its windows from other X clients (the worker does that for sessions, see
 // docs/security.md).

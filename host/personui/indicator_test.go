@@ -118,7 +118,11 @@ func TestIndicatorEarlyClickIgnored(t *testing.T) {
 	ind, shown, stops := startIndicator(t)
 	ind.Set([]Session{{Label: "build-bot", Mode: "standard"}})
 	sh := waitShown(t, shown)
+	at := time.Now()
 	clickButton(t, sh, "stop")
+	if d := time.Since(at); d > ArmDelay-150*time.Millisecond {
+		t.Skipf("xdotool took %v to click; the click was not early", d)
+	}
 	time.Sleep(ArmDelay)
 	if n := stops.Load(); n != 0 {
 		t.Fatalf("onStop called %d times for a click within %v of showing", n, ArmDelay)
@@ -126,7 +130,11 @@ func TestIndicatorEarlyClickIgnored(t *testing.T) {
 	// A resize moves the button: it needs a fresh ArmDelay too.
 	ind.Set([]Session{{Label: "build-bot", Mode: "standard"}, {Label: "second", Mode: "bounded"}})
 	sh = latestShown(t, shown, 100*time.Millisecond)
+	at = time.Now()
 	clickButton(t, sh, "stop")
+	if d := time.Since(at); d > ArmDelay-250*time.Millisecond {
+		t.Skipf("xdotool took %v to click; the click was not early", d)
+	}
 	time.Sleep(200 * time.Millisecond)
 	if n := stops.Load(); n != 0 {
 		t.Fatalf("onStop called %d times for a click right after the bar moved", n)
