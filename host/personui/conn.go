@@ -1,0 +1,204 @@
+package personui
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+// handshakeTimeout bounds connecting and the X setup exchange when ctx has no earlier
+// deadline: a wedged server must not hold a consent request forever.
+const handshakeTimeout = 5 * time.Second
+
+const cookieName = "MIT-MAGIC-COOKIE-1"
+
+var silenceXGB sync.Once
+
+// conn is one X connection with the screen it draws on.
+type conn struct {
+	x      *xgb.Conn
+	nc     net.Conn // the socket under x; closing it ends every pending reply
+	screen *xproto.ScreenInfo
+}
+
+// dial connects to opts.Display with the cookie from opts.XAuthority. xgb always runs its
+// own connection setup and looks for a cookie through XAUTHORITY; the setup request it writes
+// is replaced on the wire by one carrying the cookie read here, so what xgb found (if
+// anything) is never sent.
+func dial(ctx context.Context, opts Options) (_ *conn, err error) {
+	num, scr, err := parseDisplay(opts.Display)
+	if err != nil {
+		return nil, err
+	}
+	var cookie []byte
+	if opts.XAuthority != "" {
+		if cookie, err = readCookie(opts.XAuthority, num); err != nil {
+			return nil, err
+		}
+	}
+	silenceXGB.Do(func() { xgb.Logger = log.New(io.Discard, "", 0) })
+
+	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	var d net.Dialer
+	path := "/tmp/.X11-unix/X" + strconv.Itoa(num)
+	nc, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		// Servers started with -nolisten unix-path may listen on the abstract name only.
+		var err2 error
+		if nc, err2 = d.DialContext(ctx, "unix", "@"+path); err2 != nil {
+			return nil, fmt.Errorf("%w: connect %s: %w", ErrDisplay, opts.Display, err)
+		}
+	}
+	deadline, _ := ctx.Deadline()
+	_ = nc.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	sc := &setupConn{Conn: nc, data: cookie}
+	x, err := xgb.NewConnNet(sc)
+	stopped := stop()
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%w: connect %s: %w", ErrDisplay, opts.Display, err)
+	}
+	if !stopped || ctx.Err() != nil {
+		x.Close()
+		return nil, fmt.Errorf("%w: connect %s: %w", ErrDisplay, opts.Display, ctx.Err())
+	}
+	_ = nc.SetDeadline(time.Time{})
+	setup := xproto.Setup(x)
+	if scr >= len(setup.Roots) {
+		x.Close()
+		return nil, fmt.Errorf("%w: %s has no screen %d", ErrDisplay, opts.Display, scr)
+	}
+	return &conn{x: x, nc: nc, screen: &setup.Roots[scr]}, nil
+}
+
+// parseDisplay accepts ":N", ":N.S", "unix:N" and "unix:N.S".
+func parseDisplay(name string) (num, screen int, err error) {
+	rest, ok := strings.CutPrefix(name, ":")
+	if !ok {
+		rest, ok = strings.CutPrefix(name, "unix:")
+	}
+	if !ok {
+		return 0, 0, fmt.Errorf("%w: display %q: only local displays (\":N\") are supported", ErrDisplay, name)
+	}
+	n, s, hasScreen := strings.Cut(rest, ".")
+	num, err = strconv.Atoi(n)
+	if err != nil || num < 0 {
+		return 0, 0, fmt.Errorf("%w: display %q: bad display number", ErrDisplay, name)
+	}
+	if hasScreen {
+		if screen, err = strconv.Atoi(s); err != nil || screen < 0 {
+			return 0, 0, fmt.Errorf("%w: display %q: bad screen number", ErrDisplay, name)
+		}
+	}
+	return num, screen, nil
+}
+
+// Xauthority entry families (Xauth.h).
+const (
+	familyLocal = 256
+	familyWild  = 0xffff
+)
+
+// readCookie finds the MIT-MAGIC-COOKIE-1 for local display num in the Xauthority file at
+// path: an entry of family Local for this host or Wild, for display num or any display.
+func readCookie(path string, num int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: xauthority: %w", ErrDisplay, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%w: xauthority: %w", ErrDisplay, err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("%w: hostname: %w", ErrDisplay, err)
+	}
+	want := strconv.Itoa(num)
+	r := bytes.NewReader(data)
+	field := func() ([]byte, error) {
+		var n uint16
+		if err := binary.Read(r, binary.BigEndian, &n); err != nil {
+			return nil, err
+		}
+		b := make([]byte, n)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	for r.Len() > 0 {
+		var family uint16
+		if err := binary.Read(r, binary.BigEndian, &family); err != nil {
+			break
+		}
+		var fs [4][]byte
+		for i := range fs {
+			if fs[i], err = field(); err != nil {
+				return nil, fmt.Errorf("%w: xauthority %s: truncated entry", ErrDisplay, path)
+			}
+		}
+		addr, disp, name, cookie := string(fs[0]), string(fs[1]), string(fs[2]), fs[3]
+		if (family == familyWild || family == familyLocal && addr == host) &&
+			(disp == "" || disp == want) && name == cookieName && len(cookie) == 16 {
+			return cookie, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: xauthority %s: no %s for display :%d", ErrDisplay, path, cookieName, num)
+}
+
+// setupConn replaces the authorization in the first request written on it — xgb's
+// connection setup request — with data (MIT-MAGIC-COOKIE-1, or none when data is empty).
+// Later writes pass through. The first Write happens in NewConnNet before xgb starts its
+// goroutines, so rewritten needs no lock.
+type setupConn struct {
+	net.Conn
+	data      []byte
+	rewritten bool
+}
+
+func pad4(n int) int { return (n + 3) &^ 3 }
+
+func (c *setupConn) Write(p []byte) (int, error) {
+	if c.rewritten {
+		return c.Conn.Write(p)
+	}
+	c.rewritten = true
+	// Setup request: byte-order, unused, major u16, minor u16, name len u16, data len u16,
+	// unused u16, name, pad, data, pad. xgb always writes it little-endian, whole.
+	if len(p) < 12 || p[0] != 'l' {
+		return 0, errors.New("unexpected connection setup request")
+	}
+	nameLen, dataLen := int(binary.LittleEndian.Uint16(p[6:])), int(binary.LittleEndian.Uint16(p[8:]))
+	if len(p) != 12+pad4(nameLen)+pad4(dataLen) {
+		return 0, errors.New("unexpected connection setup request")
+	}
+	name := ""
+	if len(c.data) > 0 {
+		name = cookieName
+	}
+	buf := make([]byte, 12+pad4(len(name))+pad4(len(c.data)))
+	copy(buf, p[:6])
+	binary.LittleEndian.PutUint16(buf[6:], uint16(len(name)))
+	binary.LittleEndian.PutUint16(buf[8:], uint16(len(c.data)))
+	copy(buf[12:], name)
+	copy(buf[12+pad4(len(name)):], c.data)
+	if _, err := c.Conn.Write(buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

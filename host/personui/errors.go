@@ -1,0 +1,13 @@
+package personui
+
+import "errors"
+
+var (
+	// ErrNoAnswer is returned with Deny when the context ended before the person answered.
+	ErrNoAnswer = errors.New("personui: no answer")
+	// ErrDisplay is returned when the display cannot be reached or the window cannot be
+	// created or shown.
+	ErrDisplay = errors.New("personui: display")
+	// ErrClosed is returned by an Indicator used after Close.
+	ErrClosed = errors.New("personui: closed")
+)
