@@ -200,7 +200,7 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 		}
 	}
 	readable := authz.Permits(s.actx, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, a.now())
-	return &tool.Call{Name: name, Args: clean, Session: s.state, ClipboardReadable: readable}, t, nil
+	return &tool.Call{Name: name, Args: clean, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}, t, nil
 }
 
 var emptyArgs = json.RawMessage("{}")

@@ -142,6 +142,9 @@ func (r *resolver) generic(ctx context.Context, pid int, hasPID bool, wid uint32
 	return res
 }
 
+// isProtected reports whether pid is protected (for handlers: tool.Call.Protected).
+func (r *resolver) isProtected(pid int) bool { return r.self(pid, r.procs.read(pid)) != 0 }
+
 // self returns pid when it is protected, 0 otherwise.
 func (r *resolver) self(pid int, info procInfo) int {
 	if r.protect.protected(pid, info) {

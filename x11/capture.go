@@ -36,6 +36,11 @@ type CaptureOptions struct {
 	// is called after the server grab is released and may block briefly, but not on this
 	// display's windows. It is ignored for whole-screen captures, which are not masked.
 	MayShow func(pid int, window uint32) bool
+	// Hide decides, for a whole-screen capture, which windows to paint MaskRGB: a window
+	// (any of the root's children, override-redirect or managed, with its frame) whose
+	// client's process Hide returns true for. Windows of unknown owners are shown. Nil
+	// hides nothing. It is ignored for window captures, which MayShow governs.
+	Hide func(pid int, window uint32) bool
 }
 
 // Image is an encoded capture.
@@ -132,9 +137,19 @@ func (b *Backend) Capture(ctx context.Context, opts CaptureOptions) (*Image, err
 		ov    Overlap
 		stack time.Duration
 	)
-	if opts.Window == 0 {
+	var hidden []Cover
+	switch {
+	case opts.Window == 0 && opts.Hide != nil:
+		release := b.grabServer()
+		hidden, err = b.screenCoversGrabbed(area)
+		stack = time.Since(t0)
+		if err == nil {
+			pix, route, err = s.grabLocked(b.conn, b.root, area, b.caps.SHM && !opts.NoSHM)
+		}
+		release()
+	case opts.Window == 0:
 		pix, route, err = s.grabLocked(b.conn, b.root, area, b.caps.SHM && !opts.NoSHM)
-	} else {
+	default:
 		release := b.grabServer()
 		ov, err = b.overlapGrabbed(xproto.Window(opts.Window), &area)
 		stack = time.Since(t0)
@@ -149,6 +164,8 @@ func (b *Backend) Capture(ctx context.Context, opts CaptureOptions) (*Image, err
 	var masked *Masking
 	if opts.Window != 0 {
 		masked = mask(pix, area, ov, mayShow(opts.MayShow, target))
+	} else if opts.Hide != nil {
+		masked = hide(pix, area, hidden, opts.Hide)
 	}
 	t1 := time.Now()
 	ow, oh, scale := fitScale(area.Width, area.Height, maxDim)

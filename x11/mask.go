@@ -160,3 +160,28 @@ func fillBGRX(pix []byte, w int, rects []Rect, rgb uint32) {
 		}
 	}
 }
+
+// hide paints over the pixels of pix (the BGRX image of area, in root coordinates) where a
+// window of covers (bottom to top) that hideWin selects is the top-most window, and says
+// what it hid. Windows of unknown owners are shown.
+func hide(pix []byte, area Rect, covers []Cover, hideWin func(pid int, window uint32) bool) *Masking {
+	layers := make([]layer, 0, len(covers)+1)
+	for i := len(covers) - 1; i >= 0; i-- { // top first
+		c := covers[i]
+		r := Rect{X: c.Bounds.X - area.X, Y: c.Bounds.Y - area.Y, Width: c.Bounds.Width, Height: c.Bounds.Height}
+		layers = append(layers, layer{rects: []Rect{r}, show: c.PID <= 0 || !hideWin(c.PID, c.Client)})
+	}
+	layers = append(layers, layer{rects: []Rect{{Width: area.Width, Height: area.Height}}, show: true}) // the root
+	rects, hid, _ := maskRects(area.Width, area.Height, layers)
+	m := &Masking{Rects: rects}
+	for _, h := range hid {
+		if h {
+			m.Windows++
+		}
+	}
+	for _, r := range rects {
+		m.Pixels += r.Width * r.Height
+	}
+	fillBGRX(pix, area.Width, rects, MaskRGB)
+	return m
+}

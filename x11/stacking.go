@@ -523,3 +523,23 @@ func (b *Backend) pidReply(c res.QueryClientIdsCookie) int {
 	}
 	return 0
 }
+
+// screenCoversGrabbed lists every viewable window the server draws inside area of the
+// whole screen (the root's children, bottom to top) with its owner, as coversAbove
+// describes them. Preconditions: this connection holds a server grab.
+func (b *Backend) screenCoversGrabbed(area Rect) ([]Cover, error) {
+	clientsC, hasClients := b.askClientList()
+	tree, err := xproto.QueryTree(b.conn, b.root).Reply()
+	if err != nil {
+		return nil, xerr("QueryTree", err)
+	}
+	attrs := make([]xproto.GetWindowAttributesCookie, len(tree.Children))
+	for i, w := range tree.Children {
+		attrs[i] = xproto.GetWindowAttributes(b.conn, w)
+	}
+	var clients map[xproto.Window]bool
+	if hasClients {
+		clients = clientSet(clientsC)
+	}
+	return b.coversAbove(tree.Children, attrs, area, clients)
+}

@@ -3,6 +3,7 @@ package authze2e
 import (
 	"context"
 	"fmt"
+	"image"
 	"os"
 	"os/exec"
 	"strconv"
@@ -285,5 +286,17 @@ func TestProtectedOverrideRedirectWindow(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := dialog.count(t, "button_press"); n != 0 {
 		t.Errorf("the protected window logged %d button presses, want 0", n)
+	}
+	// A whole-display capture shows the display but paints the protected window grey.
+	res = call(t, s, "get_desktop_state", map[string]any{"max_dimension": 1280, "include_windows": false})
+	if !check(t, "get_desktop_state", res, "") {
+		return
+	}
+	img := decodeImage(t, res)
+	if p, ok := find(img, image.Rect(500, 500, 700, 600), func(c uint32) bool { return c != 0x808080 }); ok {
+		t.Errorf("pixel %v of the protected window is %06x in a desktop capture, want the mask #808080", p, rgbAt(img, p))
+	}
+	if _, ok := find(img, image.Rect(0, 0, 1280, 800), func(c uint32) bool { return c != 0x808080 }); !ok {
+		t.Errorf("the whole desktop capture is grey; only the protected window should be")
 	}
 }

@@ -168,8 +168,10 @@ func imageResult(text string, img *x11.Image, extra map[string]any) *tool.Result
 	return &tool.Result{Content: []tool.Content{tool.Text(text), tool.Image(img.Data, img.MIMEType)}, Structured: st}
 }
 
-// desktopState captures the whole display unmasked: it is whole-display observation,
-// which needs the session's consent grant or manifest entry for the display itself.
+// desktopState captures the whole display: it is whole-display observation, which needs
+// the session's consent grant or manifest entry for the display itself. Only windows of
+// protected processes (the host's consent dialog and indicator, cua-host itself, the
+// terminal showing a prompt) are painted over; everything else shows.
 func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a struct {
 		captureArgs
@@ -183,12 +185,19 @@ func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result,
 	if err != nil {
 		return nil, err
 	}
+	if call.Protected != nil {
+		opts.Hide = func(pid int, _ uint32) bool { return call.Protected(pid) }
+	}
 	img, err := d.b.Capture(ctx, opts)
 	if err != nil {
 		return nil, refusal(err)
 	}
 	extra := map[string]any{}
 	text := fmt.Sprintf("desktop %dx%d captured as %dx%d (scale %.4g)", img.Source.Width, img.Source.Height, img.Width, img.Height, img.Scale)
+	if m := img.Masked; m != nil && m.Pixels > 0 {
+		extra["masked"] = map[string]any{"windows": m.Windows, "rects": len(m.Rects), "pixels": m.Pixels, "color": "#808080"}
+		text += fmt.Sprintf("; %d protected window(s) painted grey", m.Windows)
+	}
 	if a.IncludeWindows == nil || *a.IncludeWindows {
 		wins, err := d.b.Windows(ctx)
 		if err == nil {

@@ -52,6 +52,10 @@ type Call struct {
 	// A handler that finds its action would paste (an element named "Paste") refuses
 	// unless this is set or the session owns what would be pasted.
 	ClipboardReadable bool
+	// Protected reports whether pid is a process no call may target or observe: cua-host
+	// itself, the person's consent UI, the display's own processes. Nil protects nothing
+	// beyond what the authorizer already refused.
+	Protected func(pid int) bool
 }
 
 // Decode unmarshals the call's arguments into v, rejecting unknown fields.
