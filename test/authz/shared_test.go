@@ -274,7 +274,7 @@ func TestPrivateDisplayIsTheSessions(t *testing.T) {
 // server what is on top at the point. Its own event log is the oracle.
 func TestProtectedOverrideRedirectWindow(t *testing.T) {
 	requireDesktop(t)
-	dialog, _ := foreignClient(t, "protected-popup", "-override-redirect", "-x", "500", "-y", "500", "-width", "200", "-height", "100")
+	dialog, _ := foreignClient(t, "protected-popup", "-override-redirect", "-x", "500", "-y", "500", "-width", "200", "-height", "100", "-background", "0xff0000")
 	h := startHost(t, host.Options{ProtectedPIDs: []int{dialog.PID}})
 	s := session(t, h, host.SessionSpec{Label: "or-protected", Mode: authz.Unrestricted})
 	for _, tool := range []string{"click", "mouse_button_down", "move_cursor"} {

@@ -4,7 +4,7 @@
 // the input focus. Like xevlog it writes every input event it receives as a JSON line, so
 // tests use it as an oracle.
 //
-//	xclient [-override-redirect] [-grab-keyboard] [-no-focus] [-x X -y Y] -width W -height H [-out FILE]
+//	xclient [-override-redirect] [-grab-keyboard] [-no-focus] [-x X -y Y] -width W -height H [-background 0xRRGGBB] [-out FILE]
 //
 // The first line is {"type":"ready","window":ID,"pid":PID} once the window is mapped; with
 // -grab-keyboard a {"type":"grabbed"} line follows once the grab is held. A line "ungrab"
@@ -71,6 +71,7 @@ func run() error {
 	height := flag.Int("height", 100, "window height")
 	title := flag.String("title", "xclient", "window title")
 	out := flag.String("out", "", "write events to this file instead of stdout")
+	background := flag.Uint("background", 0x808080, "background colour as 0xRRGGBB (a 24-bit TrueColor visual's pixel value)")
 	flag.Parse()
 	var w io.Writer = os.Stdout
 	if *out != "" {
@@ -103,7 +104,7 @@ func run() error {
 	// Value order follows the CW bit order: BackPixel, OverrideRedirect, EventMask.
 	if err := xproto.CreateWindowChecked(c, scr.RootDepth, wid, scr.Root, int16(*x), int16(*y), uint16(*width), uint16(*height), 0,
 		xproto.WindowClassInputOutput, scr.RootVisual, xproto.CwBackPixel|xproto.CwOverrideRedirect|xproto.CwEventMask,
-		[]uint32{0x808080, or, mask}).Check(); err != nil {
+		[]uint32{uint32(*background), or, mask}).Check(); err != nil {
 		return err
 	}
 	xproto.ChangeProperty(c, xproto.PropModeReplace, wid, xproto.AtomWmName, xproto.AtomString, 8, uint32(len(*title)), []byte(*title))
