@@ -22,6 +22,7 @@ func (h *Host) serveConsent(callID uint64, req *cuav1.ConsentRequest) {
 			d := h.opts.Consent(h.consentCtx, ConsentRequest{
 				Session: req.GetLabel(), Tool: req.GetTool(), Resource: req.GetResource(),
 				Operation: req.GetOperation(), Description: req.GetDescription(),
+				Title: req.GetTitle(), Executable: req.GetExecutable(), PID: int(req.GetPid()), Command: req.GetCommand(),
 			})
 			switch {
 			case d.Unavailable:

@@ -77,9 +77,16 @@ type ConsentRequest struct {
 	Tool    string
 	// Resource names the exact resource ("window:pid=…,id=…" or "display").
 	Resource string
-	// Operation is "observe", "input" or "terminate".
+	// Operation is "observe", "input", "terminate" or "launch".
 	Operation   string
 	Description string
+	// Title, Executable and PID describe the resource's window and process, and Command
+	// is a launch's exact command line (shell-quoted), when the worker knows them. They
+	// are for display only: Resource says exactly what a grant covers.
+	Title      string
+	Executable string
+	PID        int
+	Command    string
 }
 
 // ConsentDecision answers a ConsentRequest.

@@ -123,6 +123,7 @@ func (s *session) askConsent(ctx context.Context, toolName string, r authz.Resou
 	req := &cuav1.ConsentRequest{
 		Label: s.label, Tool: toolName, Resource: r.String(), Operation: r.Op.String(),
 		Description: describeConsent(s.label, toolName, r),
+		Title:       r.Title, Executable: r.Executable, Pid: int32(r.PID),
 	}
 	s.w.log.Info("asking for consent", "label", s.label, "tool", toolName, "resource", req.Resource, "operation", req.Operation)
 	rep, err := s.w.requestConsent(ctx, req)

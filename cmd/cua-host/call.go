@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cua-host/cua-host/host"
@@ -77,7 +79,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ProtectAncestors: true,
 		Ceiling:          setup.ceiling,
 		Policy:           setup.policy,
-		Consent:          setup.consent,
+		Consent:          setup.consentFor(disp),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
@@ -126,6 +128,23 @@ type displaySetup struct {
 	facts host.DisplayFacts
 	pids  []int
 	close func()
+}
+
+// xauthority returns the Xauthority file for the display: the private display's own, else
+// $XAUTHORITY or ~/.Xauthority as every X client finds it.
+func (d *displaySetup) xauthority() string {
+	for _, kv := range d.env {
+		if v, ok := strings.CutPrefix(kv, "XAUTHORITY="); ok {
+			return v
+		}
+	}
+	if v := os.Getenv("XAUTHORITY"); v != "" {
+		return v
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".Xauthority")
+	}
+	return ""
 }
 
 func (d *displaySetup) Close() {

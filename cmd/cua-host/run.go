@@ -19,6 +19,7 @@ import (
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
 	"github.com/cua-host/cua-host/host/mcpproxy"
+	"github.com/cua-host/cua-host/host/personui"
 	"github.com/cua-host/cua-host/proto/wire"
 )
 
@@ -40,9 +41,11 @@ type runConfig struct {
 	httpToken   string
 	level       slog.Level
 	callTimeout time.Duration
-	setup       *sessionSetup
-	logOut      *os.File // logs of the host, the worker and the proxy
-	log         *slog.Logger
+	// indicator shows the active-session bar with its Stop button on a shared display.
+	indicator bool
+	setup     *sessionSetup
+	logOut    *os.File // logs of the host, the worker and the proxy
+	log       *slog.Logger
 }
 
 // runRun is `cua-host run`: it checks everything first (exit 2 on any error), then starts
@@ -58,6 +61,7 @@ func runRun(ctx context.Context, args []string, stderr io.Writer) int {
 	logFile := fs.String("log-file", "", "append logs to this file instead of stderr")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	callTimeout := fs.Duration("call-timeout", mcpproxy.DefaultCallTimeout, "deadline of each tool call")
+	indicator := fs.Bool("indicator", true, "on a shared display, show an always-on-top bar naming the session, with a Stop button that revokes it (off on a private display)")
 	sf := addSessionFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -69,7 +73,7 @@ func runRun(ctx context.Context, args []string, stderr io.Writer) int {
 	if fs.NArg() != 0 {
 		return fail("unexpected arguments %q (see cua-host run -h)", fs.Args())
 	}
-	cfg := runConfig{display: *disp, callTimeout: *callTimeout}
+	cfg := runConfig{display: *disp, callTimeout: *callTimeout, indicator: *indicator}
 	if err := cfg.level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fail("bad --log-level: %v", err)
 	}
@@ -213,7 +217,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		ProtectAncestors: true,
 		Ceiling:          cfg.setup.ceiling,
 		Policy:           cfg.setup.policy,
-		Consent:          cfg.setup.consent,
+		Consent:          cfg.setup.consentFor(d),
 	})
 	if err != nil {
 		h = nil
@@ -226,6 +230,13 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	}
 	if err := px.Activate(host.ProxyBootstrap{Generation: h.GenerationBytes(), Version: h.ProtocolVersion(), HTTPToken: cfg.httpToken}); err != nil {
 		return err
+	}
+	if cfg.indicator && !d.facts.Private {
+		ind, err := showIndicator(ctx, h, d, info.Label, cfg.setup.spec.Mode.String(), log)
+		if err != nil {
+			return err
+		}
+		defer ind.Close()
 	}
 	transport := "stdio"
 	if !stdio {
@@ -248,6 +259,28 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		log.Info("stopping on signal")
 		return nil
 	}
+}
+
+// showIndicator shows the person, on the shared display, that an agent session is active,
+// with a Stop button that revokes it at once (the worker then ends the session's calls and
+// the proxy, and `run` shuts down). A display where the bar cannot be shown stops `run`:
+// the person would not know an agent is at work. --indicator=false turns it off.
+func showIndicator(ctx context.Context, h *host.Host, d *displaySetup, label, mode string, log *slog.Logger) (*personui.Indicator, error) {
+	var ind *personui.Indicator
+	ind, err := personui.NewIndicator(ctx, personui.Options{Display: d.facts.Name, XAuthority: d.xauthority(), Logger: log}, func() {
+		log.Info("the person pressed Stop: revoking every session")
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := h.RevokeAll(sctx); err != nil {
+			log.Warn("revoke on Stop", "err", err)
+		}
+		ind.Set(nil) // no session is active any more
+	})
+	if err != nil {
+		return nil, fmt.Errorf("show the session indicator on %s (--indicator=false turns it off): %w", d.facts.Name, err)
+	}
+	ind.Set([]personui.Session{{Label: label, Mode: mode}})
+	return ind, nil
 }
 
 // openRunDisplay resolves --display, starting a private display (of --screen size) when

@@ -31,7 +31,7 @@ func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.StringVar(&f.mode, "mode", "standard", "permission mode: standard, bounded or unrestricted")
 	fs.StringVar(&f.manifest, "manifest", "", "bounded manifest (YAML); required with --mode bounded")
 	fs.BoolVar(&f.bypass, "dangerously-bypass-approvals", false, "required with --mode unrestricted: skip consent prompts")
-	fs.StringVar(&f.consent, "consent", "deny", "consent provider for standard mode: deny (refuse with authorization_required) or tty (ask on /dev/tty)")
+	fs.StringVar(&f.consent, "consent", "", "consent provider for standard mode: dialog (a window on the display), tty (ask on /dev/tty) or deny (refuse with authorization_required); default dialog on a shared display, deny on a private one")
 	fs.DurationVar(&f.sessionTTL, "session-ttl", 8*time.Hour, "session lifetime (≤ 24h)")
 	fs.DurationVar(&f.idleTTL, "idle-ttl", 30*time.Minute, "idle timeout (≤ session TTL)")
 	fs.StringVar(&f.policyPath, "policy", "", "user policy file or Rego directory (default $"+policy.EnvPolicyFile+")")
@@ -45,7 +45,8 @@ type sessionSetup struct {
 	ceiling authz.Ceiling
 	policy  *policy.Set
 	spec    host.SessionSpec
-	consent host.ConsentFunc
+	// consent is the --consent provider's name ("" picks one for the display: consentFor).
+	consent string
 	// manifest is the parsed bounded manifest (nil in other modes); the worker parses
 	// the same bytes again and checks their hash.
 	manifest *authz.Manifest
@@ -84,14 +85,10 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	if f.idleTTL < time.Second || f.idleTTL > f.sessionTTL {
 		return nil, fmt.Errorf("--idle-ttl %v must be in [1s, --session-ttl %v]", f.idleTTL, f.sessionTTL)
 	}
-	var consent host.ConsentFunc
 	switch f.consent {
-	case "deny":
-		consent = nil // no provider: consent-needing calls are refused authorization_required
-	case "tty":
-		consent = host.ConsentTTY(host.TTYConsentOptions{})
+	case "", "deny", "tty", "dialog":
 	default:
-		return nil, fmt.Errorf("--consent %q: want deny or tty", f.consent)
+		return nil, fmt.Errorf("--consent %q: want dialog, tty or deny", f.consent)
 	}
 	managedPath, userPath := policy.ResolvePaths(f.managedPolicy, f.policyPath, getenv)
 	set, err := policy.LoadLayers(managedPath, userPath)
@@ -124,7 +121,7 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		},
 		policy:   set,
 		spec:     host.SessionSpec{Label: label, Mode: mode, Manifest: manifest, TTL: ttl, IdleTTL: idle},
-		consent:  consent,
+		consent:  f.consent,
 		manifest: parsed,
 	}, nil
 }
@@ -136,4 +133,25 @@ func truthy(v string) bool {
 		return true
 	}
 	return false
+}
+
+// consentFor returns the consent provider for the display the worker drives: the one
+// --consent names, or by default a dialog on a display shared with a person and none
+// (deny) on a private display, where nobody could answer and the display is the session's
+// own anyway.
+func (s *sessionSetup) consentFor(d *displaySetup) host.ConsentFunc {
+	kind := s.consent
+	if kind == "" {
+		kind = "dialog"
+		if d.facts.Private {
+			kind = "deny"
+		}
+	}
+	switch kind {
+	case "tty":
+		return host.ConsentTTY(host.TTYConsentOptions{})
+	case "dialog":
+		return host.ConsentDialog(host.DialogConsentOptions{Display: d.facts.Name, XAuthority: d.xauthority(), Mode: s.spec.Mode.String()})
+	}
+	return nil // no provider: consent-needing calls are refused authorization_required
 }

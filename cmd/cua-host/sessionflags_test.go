@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/host"
 )
 
 // TestSessionFlagsResolve: every invalid combination stops before anything starts, with
@@ -46,7 +47,8 @@ func TestSessionFlagsResolve(t *testing.T) {
 		{name: "manifest needs bounded", args: []string{"--manifest", good}, want: "applies only to --mode bounded"},
 		{name: "unrestricted disabled", args: []string{"--mode", "unrestricted", "--dangerously-bypass-approvals"}, env: map[string]string{envDisableUnrestricted: "yes"}, want: "disabled by managed startup configuration"},
 		{name: "unrestricted acknowledged", args: []string{"--mode", "yolo", "--dangerously-bypass-approvals"}},
-		{name: "bad consent", args: []string{"--consent", "always"}, want: "want deny or tty"},
+		{name: "bad consent", args: []string{"--consent", "always"}, want: "want dialog, tty or deny"},
+		{name: "dialog consent", args: []string{"--consent", "dialog"}},
 		{name: "tty consent", args: []string{"--consent", "tty"}},
 		{name: "ttl too long", args: []string{"--session-ttl", "25h"}, want: "--session-ttl"},
 		{name: "ttl below a second", args: []string{"--session-ttl", "500ms", "--idle-ttl", "500ms"}, want: "--session-ttl"},
@@ -97,8 +99,11 @@ func TestSessionFlagsBoundedLifetimes(t *testing.T) {
 	if setup.spec.Mode != authz.Bounded || setup.spec.TTL != 2*time.Hour || setup.spec.IdleTTL != 10*time.Minute || setup.manifest == nil || len(setup.spec.Manifest) == 0 {
 		t.Errorf("setup = %+v, want the manifest's lifetimes", setup.spec)
 	}
-	if setup.consent != nil {
-		t.Error("--consent deny must leave no provider")
+	if setup.consentFor(&displaySetup{facts: host.DisplayFacts{Name: ":9", Private: true}}) != nil {
+		t.Error("without --consent, a private display must have no provider (deny)")
+	}
+	if setup.consentFor(&displaySetup{facts: host.DisplayFacts{Name: ":9"}}) == nil {
+		t.Error("without --consent, a shared display must get the dialog provider")
 	}
 }
 
@@ -149,7 +154,8 @@ func TestCallAuthorizationFlags(t *testing.T) {
 		{name: "unknown consent provider", args: []string{"call", "--consent", "ask", "get_session"}, wantExit: 2, wantStderr: "--consent"},
 		{name: "bounded session reports its manifest", args: []string{"call", "--display", "private", "--mode", "bounded", "--manifest", good, "get_session"}, display: true, wantExit: 0, wantStdout: `"mode":"bounded"`},
 		{name: "bounded session outside its manifest", args: []string{"call", "--display", "private", "--mode", "bounded", "--manifest", good, "health_report"}, display: true, wantExit: 1, wantStdout: "outside_manifest"},
-		{name: "standard without a provider", args: []string{"call", "--display", "private", "get_desktop_state"}, display: true, wantExit: 1, wantStdout: "authorization_required"},
+		{name: "standard without a provider", args: []string{"call", "--display", "private", "clipboard_read"}, display: true, wantExit: 1, wantStdout: "authorization_required"},
+		{name: "a private display is the session's own", args: []string{"call", "--display", "private", "get_desktop_state", `{"max_dimension":64}`}, display: true, wantExit: 0, wantStdout: `"outcome":"completed"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

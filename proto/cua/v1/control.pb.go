@@ -965,8 +965,16 @@ type ConsentRequest struct {
 	// resource names the exact resource, for example "window:pid=123,id=0x400001" or "display".
 	Resource string `protobuf:"bytes,3,opt,name=resource,proto3" json:"resource,omitempty"`
 	// operation is the operation class: "observe", "input" or "terminate".
-	Operation     string `protobuf:"bytes,4,opt,name=operation,proto3" json:"operation,omitempty"`
-	Description   string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	Operation   string `protobuf:"bytes,4,opt,name=operation,proto3" json:"operation,omitempty"`
+	Description string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	// The resource in parts, for a consent UI that lays them out (all optional; resource and
+	// description stay the authoritative text): the window's title, the executable of the
+	// process (or of the program a launch starts), its pid, and for a launch the exact
+	// command line, shell-quoted.
+	Title         string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
+	Executable    string `protobuf:"bytes,7,opt,name=executable,proto3" json:"executable,omitempty"`
+	Pid           int32  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	Command       string `protobuf:"bytes,9,opt,name=command,proto3" json:"command,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1032,6 +1040,34 @@ func (x *ConsentRequest) GetOperation() string {
 func (x *ConsentRequest) GetDescription() string {
 	if x != nil {
 		return x.Description
+	}
+	return ""
+}
+
+func (x *ConsentRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ConsentRequest) GetExecutable() string {
+	if x != nil {
+		return x.Executable
+	}
+	return ""
+}
+
+func (x *ConsentRequest) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *ConsentRequest) GetCommand() string {
+	if x != nil {
+		return x.Command
 	}
 	return ""
 }
@@ -1252,13 +1288,19 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
 	"\x03all\x18\x02 \x01(\bR\x03all\"!\n" +
 	"\aRevoked\x12\x16\n" +
-	"\x06labels\x18\x01 \x03(\tR\x06labels\"\x96\x01\n" +
+	"\x06labels\x18\x01 \x03(\tR\x06labels\"\xf8\x01\n" +
 	"\x0eConsentRequest\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1a\n" +
 	"\bresource\x18\x03 \x01(\tR\bresource\x12\x1c\n" +
 	"\toperation\x18\x04 \x01(\tR\toperation\x12 \n" +
-	"\vdescription\x18\x05 \x01(\tR\vdescription\"L\n" +
+	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\x14\n" +
+	"\x05title\x18\x06 \x01(\tR\x05title\x12\x1e\n" +
+	"\n" +
+	"executable\x18\a \x01(\tR\n" +
+	"executable\x12\x10\n" +
+	"\x03pid\x18\b \x01(\x05R\x03pid\x12\x18\n" +
+	"\acommand\x18\t \x01(\tR\acommand\"L\n" +
 	"\x0fConsentDecision\x12\x18\n" +
 	"\agranted\x18\x01 \x01(\bR\agranted\x12\x1f\n" +
 	"\vttl_seconds\x18\x02 \x01(\rR\n" +

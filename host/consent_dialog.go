@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/cua-host/cua-host/host/personui"
+)
+
+// DialogConsentOptions configure ConsentDialog.
+type DialogConsentOptions struct {
+	// Display and XAuthority name the display to ask on and its cookie: the display the
+	// worker drives, where the person is.
+	Display    string
+	XAuthority string
+	// Mode names the sessions' mode for the dialog ("standard"); empty leaves it out.
+	Mode string
+	// GrantTTL is how long "Allow for …" is reused for the same resource and operation;
+	// zero means 15 minutes.
+	GrantTTL time.Duration
+	// Timeout bounds one question; no answer in time denies. Zero means 2 minutes.
+	Timeout time.Duration
+	// OnShown, when set, is told where each dialog and its buttons are (tests, benchmarks).
+	OnShown func(personui.Shown)
+}
+
+// ConsentDialog returns a consent provider that asks the person with a dialog window that
+// the host draws itself on the display (package personui): "Deny", "Allow once" (this call)
+// or "Allow for …" (GrantTTL). The window belongs to the host's process, which every
+// worker protects, so no session can click, type into, capture or stop it. No answer
+// within Timeout denies; a dialog that cannot be shown reports Unavailable, and the call is
+// refused with authorization_required. It never grants on error.
+func ConsentDialog(opts DialogConsentOptions) ConsentFunc {
+	if opts.GrantTTL == 0 {
+		opts.GrantTTL = 15 * time.Minute
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	return func(ctx context.Context, req ConsentRequest) ConsentDecision {
+		qctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+		ans, err := personui.Ask(qctx, personui.Options{Display: opts.Display, XAuthority: opts.XAuthority, OnShown: opts.OnShown},
+			dialogRequest(req, opts.Mode, opts.GrantTTL))
+		switch {
+		case errors.Is(err, personui.ErrDisplay):
+			return ConsentDecision{Unavailable: true}
+		case err != nil:
+			return ConsentDecision{}
+		case ans == personui.AllowOnce:
+			return ConsentDecision{Granted: true}
+		case ans == personui.AllowForSession:
+			return ConsentDecision{Granted: true, TTL: opts.GrantTTL}
+		}
+		return ConsentDecision{}
+	}
+}
+
+// dialogRequest lays a consent request out for the dialog.
+func dialogRequest(req ConsentRequest, mode string, ttl time.Duration) personui.Request {
+	out := personui.Request{Session: req.Session, Mode: mode, Tool: req.Tool, SessionGrant: ttl}
+	switch req.Operation {
+	case "observe":
+		out.Operation = personui.Observe
+	case "terminate":
+		out.Operation = personui.Terminate
+	case "launch":
+		out.Operation = personui.Launch
+	default:
+		out.Operation = personui.Input
+	}
+	kind, _, _ := strings.Cut(req.Resource, ":")
+	r := personui.Resource{Title: req.Title, Executable: req.Executable, PID: req.PID, Command: req.Command}
+	if r.Executable != "" {
+		r.App = r.Executable[strings.LastIndexByte(r.Executable, '/')+1:]
+	}
+	switch kind {
+	case "window":
+		r.Kind = personui.ResourceWindow
+	case "process":
+		r.Kind = personui.ResourceProcess
+	case "display":
+		r.Kind = personui.ResourceDisplay
+	case "clipboard":
+		r.Kind = personui.ResourceClipboard
+	default:
+		r.Kind = personui.ResourceCommand
+		if r.Command == "" {
+			r.Command = req.Description
+		}
+	}
+	out.Resource = r
+	return out
+}
