@@ -183,7 +183,11 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 			return nil, nil, authz.Refuse(authz.CodeInvalidArguments, "re-encode arguments: %v", err)
 		}
 	}
-	return &tool.Call{Name: name, Args: clean, Session: s.state}, t, nil
+	c := &tool.Call{Name: name, Args: clean, Session: s.state}
+	if r := d.Resource; r.Kind == authz.ResourceApplication && len(r.Argv) > 0 {
+		c.Launch = &tool.Launch{Argv: r.Argv, DesktopID: r.DesktopID, Declared: r.Declared}
+	}
+	return c, t, nil
 }
 
 var emptyArgs = json.RawMessage("{}")
