@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/worker/desktop"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/worker/desktop"
 )
 
 // consentReply is the host's answer to one ConsentRequest: a decision, or an error when the

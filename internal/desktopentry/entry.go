@@ -158,8 +158,8 @@ func Parse(data []byte) (*Entry, error) {
 		case t == "" || t[0] == '#':
 			continue
 		case t[0] == '[':
-			name, ok := strings.CutPrefix(strings.TrimRight(t, " \t"), "[")
-			if name, ok = strings.CutSuffix(name, "]"); !ok || name == "" || strings.ContainsAny(name, "[]") {
+			name, ok := strings.CutSuffix(strings.TrimRight(t, " \t")[1:], "]")
+			if !ok || name == "" || strings.ContainsAny(name, "[]") {
 				return nil, perr(n, "malformed group header %q", t)
 			}
 			if group == "" && name != "Desktop Entry" {

@@ -30,6 +30,7 @@ type launched struct {
 	WindowIDs []uint32 `json:"window_ids"`
 	Exited    bool     `json:"exited"`
 	ExitCode  *int     `json:"exit_code"`
+	Warnings  []string `json:"warnings"`
 }
 
 func launchResult(t testing.TB, res host.Result) launched {
@@ -315,6 +316,9 @@ func TestLaunchSharedDisplayUntrusted(t *testing.T) {
 		if !l.Untrusted || !l.Exited || l.ExitCode == nil || *l.ExitCode == 0 {
 			t.Errorf("launch_app = %+v, want an untrusted client that exited with a failure", l)
 		}
+		if len(l.Warnings) == 0 || !strings.Contains(l.Warnings[0], "XTEST") {
+			t.Errorf("launch_app warnings = %q, want the measured XTEST limit", l.Warnings)
+		}
 	}
 	userClick(t, target)
 	target.waitCount(t, "button_press", 1)
@@ -331,8 +335,8 @@ func TestLaunchSharedDisplayUntrusted(t *testing.T) {
 	// The oracles work: on the private display the same programs are trusted.
 	res = call(t, private, "launch_app", xwd)
 	if check(t, "xwd on a private display", res, "") {
-		if l := launchResult(t, res); l.Untrusted || l.ExitCode == nil || *l.ExitCode != 0 {
-			t.Errorf("trusted xwd = %+v, want exit 0", l)
+		if l := launchResult(t, res); l.Untrusted || l.ExitCode == nil || *l.ExitCode != 0 || len(l.Warnings) != 0 {
+			t.Errorf("trusted xwd = %+v, want exit 0 and no warnings", l)
 		}
 	}
 	focus(t, target)
