@@ -170,9 +170,12 @@ func CheckMode(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent bool,
 }
 
 // needsGrant reports whether a standard session needs consent for r: windows and processes
-// it did not launch, the whole display, and reading the clipboard.
+// it did not launch, the whole display, reading the clipboard, and launching anything but
+// a desktop application the system declares (see Resource.Declared).
 func needsGrant(r Resource) bool {
 	switch r.Kind {
+	case ResourceApplication:
+		return !r.Declared
 	case ResourceWindow, ResourceProcess:
 		return !r.Owned
 	case ResourceDisplay:

@@ -54,6 +54,8 @@ func TestPipelineDecide(t *testing.T) {
 	display := Resource{Kind: ResourceDisplay, Op: OpObserve}
 	var held Grants
 	held.Add(Resource{Kind: ResourceWindow, Op: OpInput, PID: 200, Window: 2}.Key(), t0, t0.Add(time.Minute))
+	shGrant := Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/sh", Argv: []string{"/usr/bin/sh", "-c", "id"}}
+	held.Add(shGrant.Key(), t0, t0.Add(time.Minute))
 
 	tests := []struct {
 		name    string
@@ -79,7 +81,11 @@ func TestPipelineDecide(t *testing.T) {
 		{name: "standard clipboard read needs consent", c: std, tool: "clipboard_read", target: Target{Resource: Resource{Kind: ResourceClipboard, Op: OpObserve}}, consent: true},
 		{name: "standard kill foreign needs consent", c: std, tool: "kill_app", target: Target{Resource: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 200}}, consent: true},
 		{name: "standard kill own", c: std, tool: "kill_app", target: Target{Resource: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 100, Owned: true}}},
-		{name: "standard launch", c: std, tool: "launch_app", target: Target{Resource: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/sh"}}},
+		{name: "standard launch of a declared desktop entry", c: std, tool: "launch_app", target: Target{Resource: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/xterm", Argv: []string{"/usr/bin/xterm"}, Declared: true}}},
+		{name: "standard launch of anything else needs consent", c: std, tool: "launch_app", target: Target{Resource: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/sh", Argv: []string{"/usr/bin/sh", "-c", "id"}}}, consent: true},
+		{name: "standard launch with a grant for exactly that command", c: std, tool: "launch_app", target: Target{Resource: shGrant}, grants: &held},
+		{name: "standard launch grant covers no other command", c: std, tool: "launch_app", target: Target{Resource: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/sh", Argv: []string{"/usr/bin/sh", "-c", "id;rm"}}}, grants: &held, consent: true},
+		{name: "unrestricted launch of anything", c: unr, tool: "launch_app", target: Target{Resource: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/sh", Argv: []string{"/usr/bin/sh", "-c", "id"}}}},
 		{name: "unrestricted foreign window", c: unr, tool: "click", target: Target{Resource: foreign}},
 		{name: "unrestricted display", c: unr, tool: "get_desktop_state", target: Target{Resource: display}},
 		{name: "bounded own app", c: bnd, tool: "click", target: Target{Resource: own}},

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,44 @@ type App struct {
 	// Terminate says which of its processes kill_app may stop; the default is
 	// driver_launched.
 	Terminate Terminate `json:"terminate"`
+	// Arguments are the RE2 patterns, as written, that each argument of a launch must
+	// fully match (at least one of them). Empty (the default, "none"): the app may be
+	// launched only without arguments.
+	Arguments []string `json:"arguments,omitempty"`
+
+	// args are Arguments compiled, each anchored at both ends.
+	args []*regexp.Regexp
+}
+
+// Limits on resources.apps[].arguments.
+const (
+	// MaxArgumentPatterns bounds the patterns of one app.
+	MaxArgumentPatterns = 64
+	// MaxArgumentPatternLen bounds one pattern.
+	MaxArgumentPatternLen = 1024
+)
+
+// checkArguments refuses a launch of a whose arguments (argv[1:]) are not all allowed.
+func (a *App) checkArguments(argv []string) *Refusal {
+	if len(argv) <= 1 {
+		return nil
+	}
+	if len(a.args) == 0 {
+		return Refuse(CodeOutsideManifest, "resources.apps lists %s without arguments: it may be launched only without any (this launch has %d)", a.Executable, len(argv)-1)
+	}
+	for i, arg := range argv[1:] {
+		ok := false
+		for _, re := range a.args {
+			if re.MatchString(arg) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return Refuse(CodeOutsideManifest, "argument %d %q of %s matches none of the patterns in resources.apps arguments", i+1, arg, a.Executable)
+		}
+	}
+	return nil
 }
 
 // Manifest is a bounded session's capability manifest: exactly what the session may do.
@@ -117,7 +156,7 @@ func LoadManifest(path string, inv *Inventory) (*Manifest, error) {
 //	allow: {tools: [launch_app, click]}
 //	deny:  {tools: [kill_app]}
 //	resources:
-//	  apps: [{executable: /usr/bin/xterm, launch: true, terminate: driver_launched}]
+//	  apps: [{executable: /usr/bin/xterm, launch: true, terminate: driver_launched, arguments: none}]
 //	  desktop: {observe: false, input: false}
 //	  clipboard: {read: false, write: true}
 func ParseManifest(data []byte, inv *Inventory) (*Manifest, error) {
@@ -241,6 +280,9 @@ func (m *Manifest) CheckResource(r Resource) *Refusal {
 			return Refuse(CodeOutsideManifest, "launching %s is outside the manifest's resources.apps", orUnknown(r.Executable))
 		case !a.Launch:
 			return Refuse(CodeOutsideManifest, "resources.apps lists %s without launch: true", a.Executable)
+		}
+		if r := a.checkArguments(r.Argv); r != nil {
+			return r
 		}
 	case ResourceProcess:
 		a, ok := m.byExe[r.Executable]
@@ -509,9 +551,11 @@ func (p *manifestParser) app(i int, n *yaml.Node) error {
 	field := fmt.Sprintf("resources.apps[%d]", i)
 	a := App{Terminate: TerminateDriverLaunched}
 	hasExe := false
-	err := p.mapping(n, field, []string{"executable", "launch", "terminate"}, func(key string, _, v *yaml.Node) error {
+	err := p.mapping(n, field, []string{"executable", "launch", "terminate", "arguments"}, func(key string, _, v *yaml.Node) error {
 		f := field + "." + key
 		switch key {
+		case "arguments":
+			return p.arguments(v, f, &a)
 		case "executable":
 			s, err := p.str(v, f)
 			if err != nil {
@@ -556,6 +600,43 @@ func (p *manifestParser) app(i int, n *yaml.Node) error {
 	}
 	p.m.Apps = append(p.m.Apps, a)
 	return nil
+}
+
+// arguments parses resources.apps[i].arguments: the word none, or a non-empty list of RE2
+// patterns, each compiled anchored (it must match a whole argument).
+func (p *manifestParser) arguments(n *yaml.Node, field string, a *App) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.ShortTag() == "!!str" && n.Value == "none" {
+			return nil
+		}
+		return p.errorf(n, field, "must be none or a list of regular expressions")
+	}
+	if n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		return p.errorf(n, field, "an empty list allows nothing; write none")
+	}
+	if len(n.Content) > MaxArgumentPatterns {
+		return p.errorf(n, field, "more than %d patterns", MaxArgumentPatterns)
+	}
+	return p.sequence(n, field, func(i int, item *yaml.Node) error {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		s, err := p.str(item, f)
+		if err != nil {
+			return err
+		}
+		switch {
+		case s == "":
+			return p.errorf(item, f, "empty pattern")
+		case len(s) > MaxArgumentPatternLen:
+			return p.errorf(item, f, "pattern is longer than %d bytes", MaxArgumentPatternLen)
+		}
+		re, err := regexp.Compile(`^(?:` + s + `)$`)
+		if err != nil {
+			return p.errorf(item, f, "invalid RE2 pattern %q: %v", s, err)
+		}
+		a.Arguments = append(a.Arguments, s)
+		a.args = append(a.args, re)
+		return nil
+	})
 }
 
 // checkExecutable requires an absolute, canonical path that is not the root.

@@ -21,6 +21,9 @@ resources:
       launch: true
       terminate: driver_launched
     - executable: /opt/viewer/bin/viewer
+    - executable: /usr/bin/evince
+      launch: true
+      arguments: ['/srv/docs/[a-z0-9_-]+\.pdf', '--page-index=[0-9]+']
   desktop: {observe: false, input: true}
   clipboard: {read: false, write: true}
 `
@@ -39,7 +42,7 @@ func TestParseManifestValid(t *testing.T) {
 	if !m.Allows("type_text") || m.Allows("get_desktop_state") || m.Allows("zoom") {
 		t.Errorf("Allows is wrong")
 	}
-	if len(m.Apps) != 2 || !m.Apps[0].Launch || m.Apps[0].Terminate != TerminateDriverLaunched || m.Apps[1].Launch || m.Apps[1].Terminate != TerminateDriverLaunched {
+	if len(m.Apps) != 3 || len(m.Apps[0].Arguments) != 0 || len(m.Apps[2].Arguments) != 2 || !m.Apps[0].Launch || m.Apps[0].Terminate != TerminateDriverLaunched || m.Apps[1].Launch || m.Apps[1].Terminate != TerminateDriverLaunched {
 		t.Errorf("Apps = %+v", m.Apps)
 	}
 	if m.DesktopObserve || !m.DesktopInput || m.ClipboardRead || !m.ClipboardWrite {
@@ -102,6 +105,13 @@ var manifestErrorTests = []struct {
 	{name: "merge key", yaml: "version: 1\n<<: {version: 1}\n", wantMsg: "merge keys"},
 	{name: "two documents", yaml: "version: 1\n---\nversion: 1\n", wantMsg: "one YAML document"},
 	{name: "mode field", yaml: "version: 1\nmode: unrestricted\n", wantMsg: `unknown key "mode"`},
+	{name: "arguments not a list", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: all}]}\n", wantField: "resources.apps[0].arguments", wantMsg: "must be none or a list"},
+	{name: "arguments empty list", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: []}]}\n", wantField: "resources.apps[0].arguments", wantMsg: "write none"},
+	{name: "arguments bad pattern", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: ['(']}]}\n", wantField: "resources.apps[0].arguments[0]", wantMsg: "invalid RE2 pattern"},
+	{name: "arguments backreference", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: ['(a)\\1']}]}\n", wantField: "resources.apps[0].arguments[0]", wantMsg: "invalid RE2 pattern"},
+	{name: "arguments empty pattern", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: ['']}]}\n", wantField: "resources.apps[0].arguments[0]", wantMsg: "empty pattern"},
+	{name: "arguments pattern not a string", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: [1]}]}\n", wantField: "resources.apps[0].arguments[0]", wantMsg: "must be a string"},
+	{name: "arguments mapping", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: {x: y}}]}\n", wantField: "resources.apps[0].arguments", wantMsg: "must be a list"},
 	{name: "not utf8", yaml: "version: 1\n\xff\n", wantMsg: "not valid UTF-8"},
 }
 
@@ -185,6 +195,12 @@ func TestManifestCheck(t *testing.T) {
 		{name: "launch listed", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/xterm"}},
 		{name: "launch without launch true", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/opt/viewer/bin/viewer"}, want: CodeOutsideManifest},
 		{name: "launch unlisted", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/sh"}, want: CodeOutsideManifest},
+		{name: "launch without arguments rule, no arguments", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/xterm", Argv: []string{"/usr/bin/xterm"}}},
+		{name: "launch without arguments rule, an argument", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/xterm", Argv: []string{"/usr/bin/xterm", "-e", "sh"}}, want: CodeOutsideManifest},
+		{name: "launch arguments match", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/evince", Argv: []string{"/usr/bin/evince", "--page-index=3", "/srv/docs/a_1.pdf"}}},
+		{name: "launch argument matches only a prefix", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/evince", Argv: []string{"/usr/bin/evince", "/srv/docs/a.pdf.sh"}}, want: CodeOutsideManifest},
+		{name: "launch argument matches only a suffix", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/evince", Argv: []string{"/usr/bin/evince", "/etc/x/srv/docs/a.pdf"}}, want: CodeOutsideManifest},
+		{name: "launch one bad argument", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/evince", Argv: []string{"/usr/bin/evince", "/srv/docs/a.pdf", "--unsafe"}}, want: CodeOutsideManifest},
 		{name: "kill own", tool: "kill_app", r: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 10, Executable: "/usr/bin/xterm", Owned: true}},
 		{name: "kill foreign", tool: "kill_app", r: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 10, Executable: "/usr/bin/xterm"}, want: CodeForeignProcessTermination},
 		{name: "kill unlisted", tool: "kill_app", r: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 10, Executable: "/usr/bin/sh", Owned: true}, want: CodeOutsideManifest},

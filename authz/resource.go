@@ -3,6 +3,7 @@ package authz
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Resource is the concrete resource one call touches, as the worker resolved it from the
@@ -29,6 +30,15 @@ type Resource struct {
 	Title string
 	// Owned is true when the calling session launched PID (and it is still that process).
 	Owned bool
+	// Argv is the exact command line a launch runs (ResourceApplication): Argv[0] is the
+	// absolute path that is executed, the rest its arguments, field codes expanded.
+	Argv []string
+	// DesktopID is the desktop entry a launch runs ("debian-xterm.desktop"), or "".
+	DesktopID string
+	// Declared is true when a launch runs a desktop entry the system declares, exactly
+	// as its Exec line says, with only file or URL arguments its field codes take, and
+	// outside a terminal. Standard sessions need consent for every other launch.
+	Declared bool
 }
 
 // String names the resource exactly, the way a ConsentRequest does:
@@ -57,11 +67,18 @@ type GrantKey struct {
 	PID       int
 	Window    uint32
 	StartTime uint64
+	// Command is a launch's exact argument vector, NUL-separated (arguments cannot hold
+	// NUL): a grant to run one command line never covers another.
+	Command string
 }
 
 // Key returns the grant scope of a call on r.
 func (r Resource) Key() GrantKey {
-	return GrantKey{Kind: r.Kind, Op: r.Op, PID: r.PID, Window: r.Window, StartTime: r.StartTime}
+	k := GrantKey{Kind: r.Kind, Op: r.Op, PID: r.PID, Window: r.Window, StartTime: r.StartTime}
+	if r.Kind == ResourceApplication {
+		k.Command = strings.Join(r.Argv, "\x00")
+	}
+	return k
 }
 
 // Target is everything the worker resolved about one call before deciding it.

@@ -82,7 +82,7 @@ func shippedEntries() []Entry {
 		// Windows and applications.
 		active("bring_to_front", "Raise a window and focus it.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
 		active("set_window_frame", "Move and resize a window.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
-		active("launch_app", "Start an application; its windows belong to the session.", R1, ResourceApplication, OpLaunch, ShapeExecutable, annAction, Allow, out),
+		active("launch_app", "Start an application; its windows belong to the session.", R1, ResourceApplication, OpLaunch, ShapeExecutable, annAction, RequireGrant, out),
 		active("kill_app", "Stop a process (SIGTERM, then SIGKILL).", R3, ResourceProcess, OpTerminate, ShapeProcess, annDestructive, RequireGrant, CodeForeignProcessTermination),
 
 		// Clipboard.

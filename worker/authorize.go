@@ -200,7 +200,11 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 		}
 	}
 	readable := authz.Permits(s.actx, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, a.now())
-	return &tool.Call{Name: name, Args: clean, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}, t, nil
+	c := &tool.Call{Name: name, Args: clean, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}
+	if r := d.Resource; r.Kind == authz.ResourceApplication && len(r.Argv) > 0 {
+		c.Launch = &tool.Launch{Argv: r.Argv, DesktopID: r.DesktopID, Declared: r.Declared}
+	}
+	return c, t, nil
 }
 
 var emptyArgs = json.RawMessage("{}")

@@ -80,7 +80,7 @@ idle_timeout: 30m
 allow: {tools: [launch_app, click, zoom, kill_app, get_screen_size, noop]}
 deny: {tools: [type_text]}
 resources:
-  apps: [{executable: /usr/bin/sleep, launch: true, terminate: driver_launched}]
+  apps: [{executable: /usr/bin/sleep, launch: true, terminate: driver_launched, arguments: ['[0-9]+']}]
 `
 
 // grantForLabel grants consent to sessions whose label starts with "grant", for a minute.

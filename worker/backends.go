@@ -25,7 +25,9 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, i
 	if name == "" {
 		err = fmt.Errorf("%w: the host named no X display", x11.ErrNoDisplay)
 	} else {
-		b, err = x11.Open(ctx, x11.Options{Display: name, Logger: log})
+		// On a display the host did not create for this worker, a person's windows are on
+		// it too: programs the session launches connect as untrusted X clients.
+		b, err = x11.Open(ctx, x11.Options{Display: name, Logger: log, UntrustedLaunches: !hello.GetDisplay().GetPrivate()})
 	}
 	if err != nil {
 		log.Warn("desktop backend unavailable", "display", name, "err", err)

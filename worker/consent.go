@@ -8,6 +8,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/worker/desktop"
 )
 
 // consentReply is the host's answer to one ConsentRequest: a decision, or an error when the
@@ -160,6 +161,12 @@ func describeConsent(label, toolName string, r authz.Resource) string {
 		what = "the whole display"
 	case authz.ResourceClipboard:
 		what = "the clipboard"
+	case authz.ResourceApplication:
+		why := "a program that is no desktop application the system declares, or with other arguments than its entry takes"
+		if r.DesktopID != "" {
+			why = "desktop entry " + r.DesktopID + " run differently than declared (in a terminal, or with free arguments)"
+		}
+		return fmt.Sprintf("session %q wants to run the command line: %s (tool %s; %s)", label, desktop.QuoteCommand(r.Argv), toolName, why)
 	}
 	verb := map[authz.Operation]string{authz.OpObserve: "observe", authz.OpInput: "send input to", authz.OpTerminate: "terminate"}[r.Op]
 	if verb == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -378,28 +377,6 @@ func (r *resolver) focusProtected(ctx context.Context) bool {
 		}
 	}
 	return false
-}
-
-// executable resolves launch_app's program to its canonical path.
-func (r *resolver) executable(args map[string]any) resolution {
-	name, _ := args["name"].(string)
-	if p, ok := args["launch_path"].(string); ok && p != "" {
-		if !filepath.IsAbs(p) {
-			return unresolved(authz.CodeInvalidArguments, "launch_path must be absolute")
-		}
-		name = p
-	}
-	if name == "" {
-		return unresolved(authz.CodeInvalidArguments, "name or launch_path is required")
-	}
-	path, err := x11.ResolveExecutable(name)
-	if err != nil {
-		return unresolved(authz.CodeInvalidArguments, "%v", err)
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	return resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceApplication, Op: authz.OpLaunch, Executable: path}}}
 }
 
 // targetKeys are the arguments the resolver reads. Handlers decode arguments with

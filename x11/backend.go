@@ -31,6 +31,12 @@ type Options struct {
 	Logger *slog.Logger
 	// RemapSettle overrides DefaultRemapSettle when positive.
 	RemapSettle time.Duration
+	// UntrustedLaunches makes every program Launch starts an untrusted X client: it gets
+	// an authorization of the SECURITY extension's untrusted trust level (XAUTHORITY to a
+	// 0600 file of its own), so it cannot use XTEST, read images of, send events to or
+	// grab against trusted clients. Use it on a display shared with a person. Without the
+	// extension every launch fails with ErrUnsupported.
+	UntrustedLaunches bool
 }
 
 // Capabilities says what the server and its window manager offer.
@@ -80,6 +86,12 @@ type Backend struct {
 	grabMu sync.Mutex
 
 	procs procTable
+
+	// untrustedLaunch is Options.UntrustedLaunches; untrusted issues the authorizations
+	// (nil when the extension is missing, with untrustedErr saying why).
+	untrustedLaunch bool
+	untrusted       *untrustedAuth
+	untrustedErr    error
 
 	clipOnce sync.Once
 	clip     *clipboard
@@ -141,6 +153,12 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	b.procs.init()
 	b.probe()
 	b.serverPID = serverPeerPID(display)
+	if opts.UntrustedLaunches {
+		b.untrustedLaunch = true
+		if b.untrusted, b.untrustedErr = newUntrustedAuth(conn, display); b.untrustedErr != nil {
+			b.log.Warn("x11 launched programs cannot be untrusted clients; launches will fail", "err", b.untrustedErr)
+		}
+	}
 	// Root property changes wake launch and activation waiters.
 	xproto.ChangeWindowAttributes(conn, b.root, xproto.CwEventMask,
 		[]uint32{xproto.EventMaskPropertyChange | xproto.EventMaskSubstructureNotify})
@@ -248,6 +266,11 @@ func (b *Backend) Close() error {
 		cancel()
 		close(b.done)
 		b.procs.stopAll(b.log)
+		if b.untrusted != nil {
+			if err := b.untrusted.close(); err != nil {
+				b.log.Warn("x11 revoke untrusted authorizations", "err", err)
+			}
+		}
 		// Wait for a clipboard connection being opened, and forbid new ones.
 		b.clipOnce.Do(func() { b.clipErr = ErrClosed })
 		if b.clip != nil {

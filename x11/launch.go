@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,11 @@ type Launched struct {
 	WindowTimedOut bool `json:"window_timed_out"`
 	// Exited is true when the process ended before it showed a window.
 	Exited bool `json:"exited"`
+	// ExitCode is its exit status when Exited (-1: killed by a signal).
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Untrusted is true when it was given an untrusted X authorization (see
+	// Options.UntrustedLaunches).
+	Untrusted bool `json:"untrusted"`
 }
 
 // ResolveExecutable finds name on PATH (or checks an absolute path); ErrNotFound if absent.
@@ -90,8 +96,9 @@ func ResolveExecutable(name string) (string, error) {
 }
 
 // Launch starts an application in its own process group on this display, with stdin from
-// /dev/null, and waits until it maps its first top-level window (matched by pid) or
-// WindowTimeout passes. The process is reaped when it exits; Close stops it if it still runs.
+// /dev/null, SIGKILL as its parent-death signal and, when the backend was opened with
+// UntrustedLaunches, an untrusted X authorization of its own (XAUTHORITY), and waits
+// until it maps its first top-level window (matched by pid) or WindowTimeout passes. The process is reaped when it exits; Close stops it if it still runs.
 func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 	if b.closed() {
 		return nil, ErrClosed
@@ -100,32 +107,65 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, opts.Args...)
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(s string) bool {
-		return strings.HasPrefix(s, "DISPLAY=")
-	}), opts.Env...)
-	cmd.Env = append(cmd.Env, "DISPLAY="+b.display)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("x11: launch %s: %w", path, err)
+	env := slices.DeleteFunc(os.Environ(), func(s string) bool {
+		return strings.HasPrefix(s, "DISPLAY=") || b.untrustedLaunch && strings.HasPrefix(s, "XAUTHORITY=")
+	})
+	env = append(env, opts.Env...)
+	env = append(env, "DISPLAY="+b.display)
+	if b.untrustedLaunch {
+		if b.untrusted == nil {
+			return nil, fmt.Errorf("%w: launched programs cannot be made untrusted X clients: %v", ErrUnsupported, b.untrustedErr)
+		}
+		xauth, err := b.untrusted.issue()
+		if err != nil {
+			return nil, fmt.Errorf("x11: untrusted authorization: %w", err)
+		}
+		env = append(env, "XAUTHORITY="+xauth)
 	}
-	pid := cmd.Process.Pid
-	b.log.Debug("x11 launched", "pid", pid, "path", path, "args", opts.Args)
+	cmd := exec.Command(path, opts.Args...)
+	cmd.Env = env
+	// Its own process group (Kill and Close stop the whole group), and SIGKILL when the
+	// thread that forked it ends: the reaper below holds that thread for the child's whole
+	// life, so the signal comes when this process dies (pitfalls.md, "Pdeathsig belongs to
+	// a thread").
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	p := &proc{cmd: cmd, done: make(chan struct{})}
-	b.procs.mu.Lock()
-	b.procs.m[pid] = p
-	b.procs.mu.Unlock()
+	started := make(chan error, 1)
 	b.procs.wg.Add(1)
 	go func() {
 		defer b.procs.wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		b.procs.mu.Lock()
+		err := cmd.Start()
+		if err == nil {
+			b.procs.m[cmd.Process.Pid] = p
+		}
+		b.procs.mu.Unlock()
+		started <- err
+		if err != nil {
+			return
+		}
 		_ = cmd.Wait()
 		b.procs.mu.Lock()
-		delete(b.procs.m, pid)
+		delete(b.procs.m, cmd.Process.Pid)
 		b.procs.mu.Unlock()
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("x11: launch %s: %w", path, err)
+	}
+	pid := cmd.Process.Pid
+	b.log.Debug("x11 launched", "pid", pid, "path", path, "args", opts.Args, "untrusted", b.untrustedLaunch)
 
-	out := &Launched{PID: pid, Executable: path}
+	out := &Launched{PID: pid, Executable: path, Untrusted: b.untrustedLaunch}
+	exited := func() {
+		out.Exited = true
+		if st := cmd.ProcessState; st != nil {
+			code := st.ExitCode()
+			out.ExitCode = &code
+		}
+	}
 	timeout := opts.WindowTimeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
@@ -150,7 +190,7 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 		}
 		select {
 		case <-p.done:
-			out.Exited = true
+			exited()
 			return out, nil
 		case <-wctx.Done():
 			if ctx.Err() != nil {

@@ -91,7 +91,10 @@ func run(ctx context.Context, out string) error {
 	}
 
 	target := filepath.Join(out, "terminal-output.txt")
-	launched, err := call(ctx, s, "launch_app", map[string]any{"name": "xterm", "additional_arguments": []string{"-geometry", "100x20+40+40"}})
+	// "xterm" names the desktop application debian-xterm.desktop (Exec=xterm): a
+	// standard session launches it without consent. Free arguments (-geometry …) would
+	// need a consent grant for that exact command line; set_window_frame places it instead.
+	launched, err := call(ctx, s, "launch_app", map[string]any{"name": "xterm"})
 	if err != nil {
 		return err
 	}
@@ -103,6 +106,9 @@ func run(ctx context.Context, out string) error {
 		return fmt.Errorf("launch_app returned %s", launched.Structured)
 	}
 	step("launched xterm: pid %d, window %#x", app.PID, app.WindowIDs[0])
+	if _, err := call(ctx, s, "set_window_frame", map[string]any{"pid": app.PID, "window_id": app.WindowIDs[0], "x": 40, "y": 40, "width": 640, "height": 320}); err != nil {
+		return err
+	}
 
 	command := fmt.Sprintf("echo hello from cua-host > %s\n", target)
 	if _, err := call(ctx, s, "type_text", map[string]any{"pid": app.PID, "window_id": app.WindowIDs[0], "text": command}); err != nil {

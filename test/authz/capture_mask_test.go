@@ -143,8 +143,9 @@ func TestCaptureMasksForeignWindows(t *testing.T) {
 func launchColoured(t *testing.T, s *host.Session, title string, rgb uint32, w, h int) *app {
 	t.Helper()
 	a := &app{log: filepath.Join(t.TempDir(), title+".jsonl")}
-	res := call(t, s, "launch_app", map[string]any{"launch_path": appA, "additional_arguments": []string{
-		"-title", title, "-width", fmt.Sprint(w), "-height", fmt.Sprint(h), "-color", fmt.Sprintf("%06x", rgb), "-out", a.log}})
+	id := declareApp(t, title, []string{appA,
+		"-title", title, "-width", fmt.Sprint(w), "-height", fmt.Sprint(h), "-color", fmt.Sprintf("%06x", rgb), "-out", a.log}, "")
+	res := call(t, s, "launch_app", map[string]any{"name": id})
 	if !check(t, "launch_app "+title, res, "") {
 		t.FailNow()
 	}

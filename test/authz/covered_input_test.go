@@ -71,8 +71,8 @@ func foreignClient(t testing.TB, title string, args ...string) (*app, io.Writer)
 func launchClient(t testing.TB, s *host.Session, title string, args ...string) *app {
 	t.Helper()
 	a := &app{log: filepath.Join(t.TempDir(), title+".jsonl")}
-	res := call(t, s, "launch_app", map[string]any{"launch_path": xclient(t), "timeout_ms": 0,
-		"additional_arguments": append([]string{"-title", title, "-out", a.log}, args...)})
+	id := declareApp(t, title, append([]string{xclient(t), "-title", title, "-out", a.log}, args...), "")
+	res := call(t, s, "launch_app", map[string]any{"name": id, "timeout_ms": 0})
 	if !check(t, "launch_app "+title, res, "") {
 		t.FailNow()
 	}

@@ -42,11 +42,18 @@ var (
 	// appA is the xevlog binary sessions launch (listed in bounded manifests); appB is a
 	// copy at another path, for windows no manifest lists.
 	appA, appB string
+	// xdgDir is the XDG data directory (XDG_DATA_HOME and first of XDG_DATA_DIRS) of
+	// every host's worker: launchApp declares the apps it launches there, as desktop
+	// entries, the way an installed application is declared.
+	xdgDir string
 )
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__worker" {
 		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: newRegistry, ExtraInventory: testworker.Inventory()}))
+	}
+	if os.Getenv(orphanHostEnv) != "" {
+		os.Exit(orphanHost())
 	}
 	if os.Getenv("GORACE") == "" {
 		os.Setenv("GORACE", "atexit_sleep_ms=0") // race-built workers otherwise linger at exit
@@ -86,6 +93,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	xdgDir = filepath.Join(dir, "xdg")
+	if err := os.MkdirAll(filepath.Join(xdgDir, "applications"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	appA = filepath.Join(dir, "app-a", "xevlog")
 	appB = filepath.Join(dir, "app-b", "xevlog")
 	for _, p := range []string{appA, appB} {
@@ -114,12 +126,24 @@ func requireDesktop(t testing.TB) {
 	t.Skip(skipReason)
 }
 
+// xdgEnv is the worker's XDG data directories: the tests' own, then the system's.
+func xdgEnv() []string {
+	return []string{"XDG_DATA_HOME=" + xdgDir, "XDG_DATA_DIRS=" + xdgDir + ":/usr/local/share:/usr/share"}
+}
+
 // startHost starts a host whose worker is this binary, on the private display.
 func startHost(t testing.TB, opts host.Options) *host.Host {
 	t.Helper()
+	return startHostOn(t, opts, true)
+}
+
+// startHostOn starts a host whose worker is this binary on the test display, telling the
+// worker the display is private (the host's own) or shared with a person.
+func startHostOn(t testing.TB, opts host.Options, private bool) *host.Host {
+	t.Helper()
 	requireDesktop(t)
-	opts.Env = append(opts.Env, disp.Env()...)
-	opts.Display = host.DisplayFacts{Name: disp.Name(), Private: true, ServerPID: disp.ServerPID()}
+	opts.Env = append(append(opts.Env, disp.Env()...), xdgEnv()...)
+	opts.Display = host.DisplayFacts{Name: disp.Name(), Private: private, ServerPID: disp.ServerPID()}
 	opts.ProtectedPIDs = append(opts.ProtectedPIDs, disp.PIDs()...)
 	if opts.Ceiling.AllowedModes == nil {
 		opts.Ceiling = authz.Ceiling{AllowedModes: []authz.Mode{authz.Standard, authz.Bounded, authz.Unrestricted},
@@ -280,12 +304,42 @@ func (a *app) waitReady(t testing.TB) {
 	}
 }
 
+// declareApp writes the desktop entry cua-ID.desktop whose Exec line is argv (each
+// argument quoted), plus extra (field codes, unquoted), into the workers' XDG data
+// directory, and returns its desktop id without the suffix.
+func declareApp(t testing.TB, id string, argv []string, extra string) string {
+	t.Helper()
+	var exec []string
+	for _, a := range argv {
+		if strings.ContainsAny(a, "\"`$\\%\n") {
+			t.Fatalf("declareApp: argument %q needs escaping this helper does not do", a)
+		}
+		exec = append(exec, `"`+a+`"`)
+	}
+	if extra != "" {
+		exec = append(exec, extra)
+	}
+	id = "cua-" + id
+	src := fmt.Sprintf("[Desktop Entry]\nType=Application\nName=%s\nExec=%s\n", id, strings.Join(exec, " "))
+	if err := os.WriteFile(filepath.Join(xdgDir, "applications", id+".desktop"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// xevlogArgv is the command line of an xevlog window titled title logging to log.
+func xevlogArgv(exe, title, log string) []string {
+	return []string{exe, "-title", title, "-width", "300", "-height", "200", "-out", log}
+}
+
 // launchApp has session s launch xevlog (exe) through launch_app; the window is its own.
+// The app is declared as a desktop entry and launched by its desktop id, the way a
+// standard session launches an installed application without consent.
 func launchApp(t testing.TB, s *host.Session, exe, title string) *app {
 	t.Helper()
 	a := &app{log: filepath.Join(t.TempDir(), title+".jsonl")}
-	res := call(t, s, "launch_app", map[string]any{"launch_path": exe,
-		"additional_arguments": []string{"-title", title, "-width", "300", "-height", "200", "-out", a.log}})
+	id := declareApp(t, title, xevlogArgv(exe, title, a.log), "")
+	res := call(t, s, "launch_app", map[string]any{"name": id})
 	if !check(t, "launch_app "+title, res, "") {
 		t.FailNow()
 	}

@@ -36,13 +36,17 @@ func matrixPolicy(t testing.TB) *policy.Set {
 	return set
 }
 
-// boundedManifest lists exe (launchable) as the only app, allows tools and denies deny.
+// xevlogArgPatterns are the arguments launchApp gives xevlog, as a manifest's arguments.
+const xevlogArgPatterns = `'-(title|width|height|out|color)', '[0-9]+', '[0-9a-f]{6}', '[a-z][a-z-]*', '/[A-Za-z0-9_./-]+\.jsonl'`
+
+// boundedManifest lists exe (launchable with launchApp's arguments) as the only app,
+// allows tools and denies deny.
 func boundedManifest(exe string, tools, deny []string) []byte {
 	m := fmt.Sprintf("version: 1\nexpires_after: 1h\nidle_timeout: 30m\nallow: {tools: [%s]}\n", strings.Join(tools, ", "))
 	if len(deny) > 0 {
 		m += fmt.Sprintf("deny: {tools: [%s]}\n", strings.Join(deny, ", "))
 	}
-	m += fmt.Sprintf("resources:\n  apps: [{executable: %s, launch: true, terminate: driver_launched}]\n", exe)
+	m += fmt.Sprintf("resources:\n  apps: [{executable: %s, launch: true, terminate: driver_launched, arguments: [%s]}]\n", exe, xevlogArgPatterns)
 	return []byte(m)
 }
 

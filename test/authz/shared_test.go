@@ -22,7 +22,7 @@ import (
 func startSharedHost(t testing.TB, opts host.Options) *host.Host {
 	t.Helper()
 	requireDesktop(t)
-	opts.Env = append(opts.Env, disp.Env()...)
+	opts.Env = append(append(opts.Env, disp.Env()...), xdgEnv()...)
 	opts.Display = host.DisplayFacts{Name: disp.Name()}
 	if opts.Ceiling.AllowedModes == nil {
 		opts.Ceiling = authz.Ceiling{AllowedModes: []authz.Mode{authz.Standard, authz.Bounded, authz.Unrestricted},

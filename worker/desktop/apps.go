@@ -3,21 +3,22 @@ package desktop
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"os"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/internal/desktopentry"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
 
 func (d *desk) appSpecs() []spec {
 	launch := map[string]prop{
-		"name":                 boundedStr("Program name on PATH (e.g. \"xterm\").", 256),
-		"launch_path":          boundedStr("Absolute path of the program (instead of name).", 4096),
+		"name":                 boundedStr("A desktop id (\"debian-xterm\"), an application's Name (\"XTerm\") or a program name (\"xterm\"). Desktop applications launch freely with file or URL arguments their entry takes; anything else needs the user's consent in standard mode.", 256),
+		"launch_path":          boundedStr("Absolute path of a program (instead of name); needs consent in standard mode.", 4096),
 		"bundle_id":            boundedStr("macOS bundle id; not supported on Linux (use name).", 256),
-		"urls":                 strArray("URLs or files passed as arguments after additional_arguments.", 32),
-		"additional_arguments": strArray("Arguments.", 64),
+		"urls":                 strArray("URLs (http, https, mailto, file) or absolute paths of files, for applications whose entry takes %u/%U (URLs or files) or %f/%F (files).", 32),
+		"additional_arguments": strArray("Arguments: files or URLs as for urls; other arguments need consent in standard mode.", 64),
 		"timeout_ms":           intProp("How long to wait for the first window (default 10000).", 0, 60000),
 	}
 	win := map[string]prop{"pid": pidProp, "window_id": windowProp}
@@ -52,20 +53,6 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	name := a.Name
-	switch {
-	case a.Path != "" && a.Name != "":
-		return nil, invalid("pass name or launch_path, not both")
-	case a.Path != "":
-		if !filepath.IsAbs(a.Path) {
-			return nil, invalid("launch_path must be absolute")
-		}
-		name = a.Path
-	case a.BundleID != "" && a.Name == "":
-		return nil, authz.Refuse(authz.CodeUnsupported, "bundle_id is a macOS concept; pass name or launch_path")
-	case name == "":
-		return nil, invalid("name or launch_path is required")
-	}
 	timeout := 10 * time.Second
 	if a.TimeoutMS != nil {
 		if *a.TimeoutMS < 0 || *a.TimeoutMS > 60000 {
@@ -76,10 +63,20 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 			timeout = -1
 		}
 	}
-	if _, err := x11.ResolveExecutable(name); err != nil {
-		return nil, refusal(err)
+	launch := call.Launch
+	if launch == nil {
+		// Called without the worker's authorizer: plan the launch the same way.
+		req := LaunchRequest{Name: a.Name, Path: a.Path, Args: a.Args, URLs: a.URLs}
+		if a.BundleID != "" && a.Name == "" && a.Path == "" {
+			return nil, authz.Refuse(authz.CodeUnsupported, "bundle_id is a macOS concept; pass name or launch_path")
+		}
+		plan, err := PlanLaunch(req, desktopentry.Scan(desktopentry.Dirs(os.Getenv)))
+		if err != nil {
+			return nil, err
+		}
+		launch = &tool.Launch{Argv: plan.Argv, DesktopID: plan.DesktopID, Declared: plan.Declared}
 	}
-	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: name, Args: append(append([]string{}, a.Args...), a.URLs...), WindowTimeout: timeout})
+	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: launch.Argv[0], Args: launch.Argv[1:], WindowTimeout: timeout})
 	if l != nil && call.Session != nil {
 		call.Session.RecordLaunch(l.PID)
 	}
@@ -93,17 +90,38 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	for _, w := range l.Windows {
 		ids = append(ids, w.ID)
 	}
-	text := fmt.Sprintf("launched %s pid=%d windows=%v", l.Executable, l.PID, ids)
+	command := QuoteCommand(launch.Argv)
+	text := fmt.Sprintf("launched %s pid=%d windows=%v", command, l.PID, ids)
 	if l.WindowTimedOut {
 		text += " (no window yet: timed out waiting)"
 	}
 	if l.Exited {
-		text += " (the process exited before showing a window)"
+		text += " (the process exited before showing a window"
+		if l.ExitCode != nil {
+			text += fmt.Sprintf(", status %d", *l.ExitCode)
+		}
+		text += ")"
 	}
-	return result(text, map[string]any{
+	var warnings []string
+	if l.Untrusted {
+		warnings = untrustedWarnings(l.Executable)
+		for _, w := range warnings {
+			text += "\nwarning: " + w
+		}
+	}
+	out := map[string]any{
 		"effect": "launched", "route": "exec", "verified": len(ids) > 0, "pid": l.PID, "executable": l.Executable,
-		"window_ids": ids, "windows": l.Windows, "window_timed_out": l.WindowTimedOut, "exited": l.Exited,
-	}), nil
+		"argv": launch.Argv, "command": command, "desktop_id": launch.DesktopID, "declared": launch.Declared,
+		"untrusted_x_client": l.Untrusted,
+		"window_ids":         ids, "windows": l.Windows, "window_timed_out": l.WindowTimedOut, "exited": l.Exited,
+	}
+	if l.ExitCode != nil {
+		out["exit_code"] = *l.ExitCode
+	}
+	if len(warnings) > 0 {
+		out["warnings"] = warnings
+	}
+	return result(text, out), nil
 }
 
 func (d *desk) killApp(ctx context.Context, call *tool.Call) (*tool.Result, error) {

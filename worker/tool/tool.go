@@ -56,6 +56,21 @@ type Call struct {
 	// itself, the person's consent UI, the display's own processes. Nil protects nothing
 	// beyond what the authorizer already refused.
 	Protected func(pid int) bool
+	// Launch is, for launch_app, the program the authorizer decided on: the handler runs
+	// exactly it. Nil for other tools and when a handler is called without the worker's
+	// authorizer.
+	Launch *Launch
+}
+
+// Launch is the exact program a launch_app call was authorized to run.
+type Launch struct {
+	// Argv is the command line; Argv[0] is the absolute path executed.
+	Argv []string
+	// DesktopID is the desktop entry it runs, or "".
+	DesktopID string
+	// Declared is true for a desktop application the system declares (see
+	// authz.Resource.Declared).
+	Declared bool
 }
 
 // Decode unmarshals the call's arguments into v, rejecting unknown fields.
