@@ -8,8 +8,10 @@
 //
 //	go run ./examples/agent-demo [-out DIR] [-cua-host PATH]
 //
-// The session runs in unrestricted mode (--dangerously-bypass-approvals): the display is
-// private and thrown away afterwards, and there is nobody to answer consent prompts.
+// The session runs in the default mode, standard: the private display is the session's own
+// (observing it needs no consent), and xterm is a desktop application the system declares,
+// launched as declared. cua-host runs with HOME set to the output directory, so the
+// terminal's shell starts without the machine's start-up files.
 package main
 
 import (
@@ -61,8 +63,8 @@ func run(ctx context.Context, out, bin string) error {
 	}
 
 	logPath := filepath.Join(out, "cua-host.log")
-	cmd := exec.Command(bin, "run", "--display", "private", "--mode", "unrestricted", "--dangerously-bypass-approvals",
-		"--log-file", logPath)
+	cmd := exec.Command(bin, "run", "--display", "private", "--log-file", logPath)
+	cmd.Env = append(os.Environ(), "HOME="+out)
 	cmd.Stderr = os.Stderr
 	fmt.Printf("$ %s\n", strings.Join(cmd.Args, " "))
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -90,7 +92,7 @@ func run(ctx context.Context, out, bin string) error {
 	if _, err := a.call(ctx, "health_report", nil); err != nil {
 		return err
 	}
-	launched, err := a.call(ctx, "launch_app", map[string]any{"name": "xterm", "additional_arguments": []string{"-title", "cua-agent-demo"}})
+	launched, err := a.call(ctx, "launch_app", map[string]any{"name": "xterm"})
 	if err != nil {
 		return err
 	}

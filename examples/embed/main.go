@@ -66,8 +66,11 @@ func run(ctx context.Context, out string) error {
 	step("private display %s is up (Xvfb pid %d)", disp.Name(), disp.ServerPID())
 
 	h, err := host.Start(ctx, host.Options{
-		Logger:        log,
-		Env:           disp.Env(),
+		Logger: log,
+		// HOME is the demo's own directory, so the terminal's shell starts without the
+		// machine's start-up files (pitfalls: a version manager waiting on a lock there
+		// would hold the typed command back).
+		Env:           append(disp.Env(), "HOME="+out),
 		Display:       host.DisplayFacts{Name: disp.Name(), Private: true, ServerPID: disp.ServerPID()},
 		ProtectedPIDs: disp.PIDs(),
 		Ceiling:       authz.Ceiling{AllowedModes: []authz.Mode{authz.Standard}, MaxSessionTTL: time.Hour, MaxIdleTTL: 10 * time.Minute},

@@ -51,7 +51,10 @@ func TestAgentTask(t *testing.T) {
 		t.Errorf("get_config session = %v, want mode unrestricted", cfg["session"])
 	}
 
-	_, launched := rp.mustCall(t, "launch_app", map[string]any{"name": "xterm", "additional_arguments": []string{"-title", "cua-e2e"}})
+	_, launched := rp.mustCall(t, "launch_app", map[string]any{"name": "xterm",
+		// A shell without start-up files: the machine's own (a version manager waiting on a
+		// lock, say) must not decide whether the typed command runs in time.
+		"additional_arguments": []string{"-title", "cua-e2e", "-e", "bash", "--norc", "--noprofile"}})
 	pid := number(launched, "pid")
 	ids, _ := launched["window_ids"].([]any)
 	if pid <= 0 || len(ids) == 0 {
