@@ -3,6 +3,7 @@ package personui
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/jezek/xgb/xproto"
@@ -106,6 +107,7 @@ func (ind *Indicator) loop(g indicatorGeometry) {
 				continue
 			}
 			text = layoutIndicator(sessions)
+			s.setTitle(indicatorTitle + ": " + strings.TrimPrefix(text, indicatorHead))
 			ng := measureIndicator(text, g.font, int(s.c.screen.WidthInPixels))
 			if ng.w != g.w || ng.h != g.h {
 				s.setSizeHints(ng.x, ng.y, ng.w, ng.h)

@@ -95,7 +95,7 @@ func TestIndicatorWindowProperties(t *testing.T) {
 	sh := latestShown(t, shown, 200*time.Millisecond)
 	out := xrun(t, "xprop", "-id", hexID(sh.Window))
 	for _, want := range []string{
-		`WM_NAME(STRING) = "cua-host: agent sessions active"`,
+		`WM_NAME(STRING) = "cua-host: agent sessions active: build-bot (standard)"`,
 		`WM_CLASS(STRING) = "cua-host", "cua-host"`,
 		fmt.Sprintf("_NET_WM_PID(CARDINAL) = %d", os.Getpid()),
 		"_NET_WM_WINDOW_TYPE_DOCK",

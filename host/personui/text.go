@@ -218,8 +218,11 @@ type buttonSpec struct {
 // layoutIndicator returns the indicator's one line: "Agent sessions active: a (standard),
 // b (bounded)", at most indicatorCols characters, ending in "and N more" when not every
 // session fits.
+// indicatorHead starts the indicator's text.
+const indicatorHead = "Agent sessions active: "
+
 func layoutIndicator(sessions []Session) string {
-	const head = "Agent sessions active: "
+	const head = indicatorHead
 	items := make([]string, len(sessions))
 	for i, s := range sessions {
 		items[i] = truncate(field(s.Label), labelMax) + " (" + truncate(field(s.Mode), 16) + ")"

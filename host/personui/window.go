@@ -235,6 +235,14 @@ func (s *surface) setProperties(ws windowSpec) {
 
 // setSizeHints sets WM_NORMAL_HINTS: USPosition|USSize|PPosition|PSize|PMinSize|PMaxSize,
 // with min = max = size, so the window manager neither places nor resizes the window.
+// setTitle replaces the window's title (WM_NAME in Latin-1, _NET_WM_NAME in UTF-8), so
+// that window lists and pagers name what the window shows.
+func (s *surface) setTitle(title string) {
+	latin := sanitize(title)
+	xproto.ChangeProperty(s.c.x, xproto.PropModeReplace, s.win, xproto.AtomWmName, xproto.AtomString, 8, uint32(len(latin)), []byte(latin))
+	xproto.ChangeProperty(s.c.x, xproto.PropModeReplace, s.win, s.atoms["_NET_WM_NAME"], s.atoms["UTF8_STRING"], 8, uint32(len(title)), []byte(title))
+}
+
 func (s *surface) setSizeHints(x, y, w, h int) {
 	v := [18]uint32{1 | 2 | 4 | 8 | 16 | 32, uint32(x), uint32(y), uint32(w), uint32(h),
 		uint32(w), uint32(h), uint32(w), uint32(h)}

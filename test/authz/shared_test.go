@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,9 +141,14 @@ func TestPasteIsAClipboardRead(t *testing.T) {
 	clipboardOwner(t, "clipboard", "the user's secret")
 	target := startApp(t, appA, "paste-target")
 	place(t, target, 40, 60)
-	var asked []host.ConsentRequest
+	var (
+		askedMu sync.Mutex // the provider runs on the host's goroutines
+		asked   []host.ConsentRequest
+	)
 	h := startSharedHost(t, host.Options{Consent: func(_ context.Context, req host.ConsentRequest) host.ConsentDecision {
+		askedMu.Lock()
 		asked = append(asked, req)
+		askedMu.Unlock()
 		// The person lets the session type into the window, never read the clipboard.
 		return host.ConsentDecision{Granted: req.Resource != "clipboard", TTL: time.Minute}
 	}})
@@ -191,13 +197,16 @@ func TestPasteIsAClipboardRead(t *testing.T) {
 		}
 	}
 	clip := 0
-	for _, req := range asked {
+	askedMu.Lock()
+	seen := append([]host.ConsentRequest(nil), asked...)
+	askedMu.Unlock()
+	for _, req := range seen {
 		if req.Resource == "clipboard" && req.Operation == "observe" {
 			clip++
 		}
 	}
 	if clip == 0 {
-		t.Errorf("standard mode never asked for the clipboard; asked %+v", asked)
+		t.Errorf("standard mode never asked for the clipboard; asked %+v", seen)
 	}
 
 	// With resources.clipboard.read the same paste is allowed.
