@@ -237,3 +237,42 @@ func BenchmarkRoundTripRaw(b *testing.B) {
 	}
 	report(b, samples, "µs")
 }
+
+// BenchmarkStopRevokesAll: the indicator's Stop path — RevokeAll with 8 live sessions, each
+// with a call in flight that blocks until revoked — until the last session is revoked and
+// every in-flight call has its answer.
+func BenchmarkStopRevokesAll(b *testing.B) {
+	h := startHost(b, Options{})
+	var samples []time.Duration
+	round := 0
+	for b.Loop() {
+		b.StopTimer()
+		round++
+		var sessions []*Session
+		for i := range 8 {
+			s, err := h.CreateSession(context.Background(), SessionSpec{Label: fmt.Sprintf("stop%d-%d", round, i)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			sessions = append(sessions, s)
+		}
+		done := make(chan struct{}, len(sessions))
+		for _, s := range sessions {
+			go func() {
+				_, _ = s.Call(context.Background(), "sleep", json.RawMessage(`{"ms":10000}`))
+				done <- struct{}{}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond) // the calls are in the worker
+		b.StartTimer()
+		t0 := time.Now()
+		if _, err := h.RevokeAll(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		for range sessions {
+			<-done
+		}
+		samples = append(samples, time.Since(t0))
+	}
+	report(b, samples, "ms")
+}

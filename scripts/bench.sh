@@ -4,7 +4,7 @@
 # within one run, and run it twice before believing a difference.
 #
 #   scripts/bench.sh            all sections
-#   scripts/bench.sh core       one section: core, policy, desktop, a11y, mcp
+#   scripts/bench.sh core       one section: core, policy, desktop, a11y, person, mcp
 #   N=5000 scripts/bench.sh     iterations per protocol benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +58,12 @@ fi
 if want a11y && [ -f scripts/bench-a11y.sh ]; then
   echo "== accessibility"
   bash scripts/bench-a11y.sh
+  echo
+fi
+
+if want person; then
+  echo "== the person's UI: consent dialog and Stop"
+  bash scripts/bench-person.sh
   echo
 fi
 
