@@ -12,8 +12,6 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/res"
-	"github.com/jezek/xgb/shape"
-	"github.com/jezek/xgb/shm"
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
 )
@@ -197,19 +195,19 @@ func dial(ctx context.Context, display string) (*xgb.Conn, error) {
 }
 
 func (b *Backend) probe() {
-	if err := xtest.Init(b.conn); err == nil {
+	if err := initExtension(b.conn, "XTEST"); err == nil {
 		b.caps.XTest = true
 		if v, err := xtest.GetVersion(b.conn, 2, 2).Reply(); err == nil {
 			b.caps.XTestVersion = fmt.Sprintf("%d.%d", v.MajorVersion, v.MinorVersion)
 		}
 	}
-	if err := shm.Init(b.conn); err == nil {
+	if err := initExtension(b.conn, "MIT-SHM"); err == nil {
 		b.caps.SHM = true
 	}
-	if err := shape.Init(b.conn); err == nil {
+	if err := initExtension(b.conn, "SHAPE"); err == nil {
 		b.caps.Shape = true
 	}
-	if err := res.Init(b.conn); err == nil {
+	if err := initExtension(b.conn, "X-Resource"); err == nil {
 		if _, err := res.QueryVersion(b.conn, 1, 2).Reply(); err == nil {
 			b.caps.XRes = true
 		}

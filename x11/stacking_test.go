@@ -46,9 +46,15 @@ func dialX(t testing.TB) *xclient {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(c.Close)
-	if err := shape.Init(c); err != nil {
+	// Not shape.Init: it writes xgb's process-wide decoder tables while the backends'
+	// readers read them (see x11.initExtension); requests only need the opcode.
+	r, err := xproto.QueryExtension(c, uint16(len("SHAPE")), "SHAPE").Reply()
+	if err != nil || !r.Present {
 		t.Fatalf("SHAPE: %v", err)
 	}
+	c.ExtLock.Lock()
+	c.Extensions["SHAPE"] = r.MajorOpcode
+	c.ExtLock.Unlock()
 	return &xclient{c: c, root: xproto.Setup(c).DefaultScreen(c).Root}
 }
 

@@ -116,6 +116,16 @@ func clickButton(t testing.TB, sh Shown, name string) {
 // windowListed reports whether xwininfo -root -tree lists window id.
 func windowListed(t testing.TB, id uint32) bool {
 	t.Helper()
+	// xwininfo fails when a window goes away while it walks the tree (a BadWindow error),
+	// which is what windows being closed do: walk again.
+	for range 20 {
+		cmd := exec.Command("xwininfo", "-root", "-tree")
+		cmd.Env = testEnv
+		if out, err := cmd.Output(); err == nil {
+			return strings.Contains(string(out), fmt.Sprintf("0x%x ", id))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	return strings.Contains(xrun(t, "xwininfo", "-root", "-tree"), fmt.Sprintf("0x%x ", id))
 }
 

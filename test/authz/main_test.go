@@ -264,6 +264,11 @@ func (a *app) waitCount(t testing.TB, typ string, n int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for a.count(t, typ) < n {
 		if time.Now().After(deadline) {
+			for _, e := range a.events(t) { // what did arrive, for the failure's reader
+				if e.Type != "motion" {
+					t.Logf("window 0x%x logged %+v", a.Window, e)
+				}
+			}
 			t.Fatalf("window 0x%x logged %d %s events, want %d", a.Window, a.count(t, typ), typ, n)
 		}
 		time.Sleep(10 * time.Millisecond)
