@@ -97,18 +97,7 @@ func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map
 // checkResource is stage 7 for a further resource of a call whose tool already passed
 // CheckMode: the tool's own allowance is not asked again, only the resource's.
 func checkResource(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent bool, refusal *Refusal) {
-	switch e.Behavior(mode) {
-	case Allow:
-		return false, nil
-	case RequireGrant:
-		return needsGrant(r), nil
-	case ManifestScoped:
-		if m == nil {
-			return false, Refuse(CodeOutsideManifest, "a bounded session has no manifest")
-		}
-		return false, m.CheckResource(r)
-	}
-	return false, Refuse(CodePermissionDenied, "tool %q is denied in %s mode", e.Tool, mode)
+	return checkMode(mode, m, e, r, (*Manifest).CheckResource)
 }
 
 // Permits reports whether session c, calling the tool of entry e, may touch r without
@@ -155,6 +144,12 @@ func refused(r *Refusal) Decision { return Decision{Refusal: r} }
 // standard sessions need consent for resources they do not own, unrestricted sessions pass.
 // It returns needsConsent when a grant (held or still to be asked) is required.
 func CheckMode(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent bool, refusal *Refusal) {
+	return checkMode(mode, m, e, r, func(m *Manifest, r Resource) *Refusal { return m.Check(e, r) })
+}
+
+// checkMode applies the tool's behaviour in mode to r; a bounded session's manifest is asked
+// through inManifest.
+func checkMode(mode Mode, m *Manifest, e *Entry, r Resource, inManifest func(*Manifest, Resource) *Refusal) (needsConsent bool, refusal *Refusal) {
 	switch e.Behavior(mode) {
 	case Allow:
 		return false, nil
@@ -164,7 +159,7 @@ func CheckMode(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent bool,
 		if m == nil {
 			return false, Refuse(CodeOutsideManifest, "a bounded session has no manifest")
 		}
-		return false, m.Check(e, r)
+		return false, inManifest(m, r)
 	}
 	return false, Refuse(CodePermissionDenied, "tool %q is denied in %s mode", e.Tool, mode)
 }

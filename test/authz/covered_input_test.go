@@ -2,7 +2,6 @@ package authze2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -70,19 +69,8 @@ func foreignClient(t testing.TB, title string, args ...string) (*app, io.Writer)
 // launchClient has session s launch xclient with args; its window is the session's own.
 func launchClient(t testing.TB, s *host.Session, title string, args ...string) *app {
 	t.Helper()
-	a := &app{log: filepath.Join(t.TempDir(), title+".jsonl")}
-	id := declareApp(t, title, append([]string{xclient(t), "-title", title, "-out", a.log}, args...), "")
-	res := call(t, s, "launch_app", map[string]any{"name": id, "timeout_ms": 0})
-	if !check(t, "launch_app "+title, res, "") {
-		t.FailNow()
-	}
-	var out struct {
-		PID int `json:"pid"`
-	}
-	json.Unmarshal(res.Structured, &out)
-	a.PID = out.PID
-	a.waitReady(t)
-	return a
+	log := filepath.Join(t.TempDir(), title+".jsonl")
+	return launchDeclared(t, s, title, log, append([]string{xclient(t), "-title", title, "-out", log}, args...), map[string]any{"timeout_ms": 0})
 }
 
 // userDesk is the user's own connection to the display: it places windows exactly.

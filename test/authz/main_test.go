@@ -138,13 +138,18 @@ func startHost(t testing.TB, opts host.Options) *host.Host {
 }
 
 // startHostOn starts a host whose worker is this binary on the test display, telling the
-// worker the display is private (the host's own) or shared with a person.
+// worker the display is private (the host's own: the host names the display's processes as
+// protected) or shared with a person (a display the host did not start: it names none of
+// them, so whatever the worker protects there it found on its own).
 func startHostOn(t testing.TB, opts host.Options, private bool) *host.Host {
 	t.Helper()
 	requireDesktop(t)
 	opts.Env = append(append(opts.Env, disp.Env()...), xdgEnv()...)
-	opts.Display = host.DisplayFacts{Name: disp.Name(), Private: private, ServerPID: disp.ServerPID()}
-	opts.ProtectedPIDs = append(opts.ProtectedPIDs, disp.PIDs()...)
+	opts.Display = host.DisplayFacts{Name: disp.Name(), Private: private}
+	if private {
+		opts.Display.ServerPID = disp.ServerPID()
+		opts.ProtectedPIDs = append(opts.ProtectedPIDs, disp.PIDs()...)
+	}
 	if opts.Ceiling.AllowedModes == nil {
 		opts.Ceiling = authz.Ceiling{AllowedModes: []authz.Mode{authz.Standard, authz.Bounded, authz.Unrestricted},
 			UnrestrictedAcknowledged: true, MaxSessionTTL: time.Hour, MaxIdleTTL: time.Hour}
@@ -342,9 +347,21 @@ func xevlogArgv(exe, title, log string) []string {
 // standard session launches an installed application without consent.
 func launchApp(t testing.TB, s *host.Session, exe, title string) *app {
 	t.Helper()
-	a := &app{log: filepath.Join(t.TempDir(), title+".jsonl")}
-	id := declareApp(t, title, xevlogArgv(exe, title, a.log), "")
-	res := call(t, s, "launch_app", map[string]any{"name": id})
+	log := filepath.Join(t.TempDir(), title+".jsonl")
+	return launchDeclared(t, s, title, log, xevlogArgv(exe, title, log), nil)
+}
+
+// launchDeclared declares argv as the desktop application cua-TITLE and has session s
+// launch it by its desktop id (with the further launch_app arguments extra), then waits for
+// the window of the oracle client (xevlog or xclient) that logs to log.
+func launchDeclared(t testing.TB, s *host.Session, title, log string, argv []string, extra map[string]any) *app {
+	t.Helper()
+	a := &app{log: log}
+	args := map[string]any{"name": declareApp(t, title, argv, "")}
+	for k, v := range extra {
+		args[k] = v
+	}
+	res := call(t, s, "launch_app", args)
 	if !check(t, "launch_app "+title, res, "") {
 		t.FailNow()
 	}

@@ -17,26 +17,10 @@ import (
 	"github.com/cua-host/cua-host/policy"
 )
 
-// startSharedHost starts a host that treats the test display as one it did not create, a
-// display shared with a person: it names no display process as protected, so whatever the
-// worker protects there it found on its own.
+// startSharedHost starts a host that treats the test display as one shared with a person.
 func startSharedHost(t testing.TB, opts host.Options) *host.Host {
 	t.Helper()
-	requireDesktop(t)
-	opts.Env = append(append(opts.Env, disp.Env()...), xdgEnv()...)
-	opts.Display = host.DisplayFacts{Name: disp.Name()}
-	if opts.Ceiling.AllowedModes == nil {
-		opts.Ceiling = authz.Ceiling{AllowedModes: []authz.Mode{authz.Standard, authz.Bounded, authz.Unrestricted},
-			UnrestrictedAcknowledged: true, MaxSessionTTL: time.Hour, MaxIdleTTL: time.Hour}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	h, err := host.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("host.Start: %v", err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
+	return startHostOn(t, opts, false)
 }
 
 // procStart returns a process's start time from /proc (its identity with the pid), or ""
