@@ -14,14 +14,9 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/policy"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
-)
-
-// Protocol versions this host speaks.
-const (
-	MinProtocolVersion = 1
-	MaxProtocolVersion = 1
 )
 
 // ErrWorkerGone is returned (wrapped) by requests made after the worker exited or the
@@ -77,7 +72,7 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	generation := make([]byte, 16)
+	generation := make([]byte, contract.GenerationLen)
 	if _, err := rand.Read(generation); err != nil {
 		return nil, fmt.Errorf("start worker: generation: %w", err)
 	}
@@ -213,8 +208,8 @@ func cutEq(kv string) (string, string, bool) {
 // handshake sends Hello and waits for Ready within StartTimeout.
 func (h *Host) handshake(ctx context.Context) error {
 	hello := &cuav1.Hello{
-		MinVersion:    MinProtocolVersion,
-		MaxVersion:    MaxProtocolVersion,
+		MinVersion:    contract.MinProtocolVersion,
+		MaxVersion:    contract.MaxProtocolVersion,
 		Generation:    h.generation,
 		Ceiling:       authz.CeilingToProto(h.opts.Ceiling),
 		Policy:        policyToProto(h.opts.Policy),
@@ -232,7 +227,7 @@ func (h *Host) handshake(ctx context.Context) error {
 	if h.opts.Display.ServerPID > 0 {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(h.opts.Display.ServerPID))
 	}
-	frame := &cuav1.ControlFrame{ProtocolVersion: MaxProtocolVersion, Body: &cuav1.ControlFrame_Hello{Hello: hello}}
+	frame := &cuav1.ControlFrame{ProtocolVersion: contract.MaxProtocolVersion, Body: &cuav1.ControlFrame_Hello{Hello: hello}}
 	if err := h.ctrl.Send(frame, nil); err != nil {
 		return fmt.Errorf("start worker: send Hello: %w", err)
 	}
@@ -269,8 +264,8 @@ func (h *Host) handshake(ctx context.Context) error {
 	switch b := r.frame.GetBody().(type) {
 	case *cuav1.ControlFrame_Ready:
 		v := b.Ready.GetVersion()
-		if v < MinProtocolVersion || v > MaxProtocolVersion || r.frame.GetProtocolVersion() != v {
-			return fmt.Errorf("start worker: worker chose protocol version %d outside [%d, %d]", v, MinProtocolVersion, MaxProtocolVersion)
+		if v < contract.MinProtocolVersion || v > contract.MaxProtocolVersion || r.frame.GetProtocolVersion() != v {
+			return fmt.Errorf("start worker: worker chose protocol version %d outside [%d, %d]", v, contract.MinProtocolVersion, contract.MaxProtocolVersion)
 		}
 		if int(b.Ready.GetPid()) != h.proc.pid {
 			return fmt.Errorf("start worker: Ready names pid %d, spawned %d", b.Ready.GetPid(), h.proc.pid)

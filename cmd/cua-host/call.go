@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cua-host/cua-host/client"
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/host/client"
 )
 
 // callOutput is what `cua-host call` prints: one JSON object.

@@ -52,7 +52,8 @@ func TestImportDirection(t *testing.T) {
 		{"authz", []string{"host", "worker", "x11"}},
 		{"proto/wire", []string{"authz", "host", "worker", "x11", "policy"}},
 		{"host", []string{"worker", "x11"}},
-		{"host/client", []string{"worker", "x11", "authz"}},
+		{"client", []string{"host", "worker", "x11", "authz", "policy"}},
+		{"mcpproxy", []string{"host", "worker", "x11", "authz", "policy"}},
 	}
 	for _, r := range rules {
 		d := deps(t, "../../"+r.pkg, false)

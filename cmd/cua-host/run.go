@@ -18,8 +18,9 @@ import (
 
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
-	"github.com/cua-host/cua-host/host/mcpproxy"
 	"github.com/cua-host/cua-host/host/personui"
+	"github.com/cua-host/cua-host/mcpproxy"
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
 )
 
@@ -228,7 +229,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := px.Activate(host.ProxyBootstrap{Generation: h.GenerationBytes(), Version: h.ProtocolVersion(), HTTPToken: cfg.httpToken}); err != nil {
+	if err := px.Activate(contract.Bootstrap{Generation: h.GenerationBytes(), Version: h.ProtocolVersion(), HTTPToken: cfg.httpToken}); err != nil {
 		return err
 	}
 	if cfg.indicator && !d.facts.Private {
