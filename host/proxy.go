@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -87,70 +86,36 @@ func StartProxy(opts ProxyOptions) (p *Proxy, err error) {
 	if opts.CloseGrace == 0 {
 		opts.CloseGrace = time.Second
 	}
-	if err := SealInheritedFDs(); err != nil {
-		return nil, fmt.Errorf("start proxy: %w", err)
-	}
-	env, err := proxyEnv(os.Environ())
-	if err != nil {
-		return nil, fmt.Errorf("start proxy: %w", err)
-	}
 	bootR, bootW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: bootstrap pipe: %w", err)
 	}
-	defer bootR.Close() // the child has its own copy once started
-	defer func() {
-		if err != nil {
-			bootW.Close()
+	c := child{
+		role:      "MCP proxy",
+		path:      opts.Path,
+		args:      opts.Args,
+		noDesktop: true,
+		files: []inherited{ // contract.ProxySessionFD, contract.ProxyBootstrapFD
+			{"session", opts.Session}, {"bootstrap", bootR},
+		},
+		stdin:  stream{"agent-stdin", opts.Stdin},
+		stdout: stream{"agent-stdout", opts.Stdout},
+		stderr: stream{"logs", opts.Stderr},
+	}
+	opts.Session = nil // spawn owns it now
+	if c.path == "" {
+		c.path = "/proc/self/exe"
+		if c.args == nil {
+			c.args = []string{"__mcp-proxy"}
 		}
-	}()
-
-	sp := spec{env: env, extraFiles: []*os.File{opts.Session, bootR}} // fds 3 and 4
-	path, args := opts.Path, opts.Args
-	if path == "" {
-		path = "/proc/self/exe"
-		if args == nil {
-			args = []string{"__mcp-proxy"}
-		}
 	}
-	sp.path = path
-	sp.args = append(append([]string{"cua-mcp-proxy"}, args...), opts.Flags...)
-	// Leave nil streams nil: os/exec connects them to /dev/null.
-	if opts.Stdin != nil {
-		sp.stdin = opts.Stdin
-	}
-	if opts.Stdout != nil {
-		sp.stdout = opts.Stdout
-	}
-	if opts.Stderr != nil {
-		sp.stderr = opts.Stderr
-	}
-	proc, err := startProcess(sp)
+	c.args = append(append([]string{"cua-mcp-proxy"}, c.args...), opts.Flags...)
+	proc, _, err := spawn(opts.Logger, c)
 	if err != nil {
+		bootW.Close()
 		return nil, fmt.Errorf("start proxy: %w", err)
 	}
-	opts.Logger.Debug("spawned MCP proxy", "pid", proc.pid, "path", sp.path, "args", sp.args,
-		"inherited_fds", "0=agent-stdin 1=agent-stdout 2=logs 3=session 4=bootstrap",
-		"stdio", opts.Stdin != nil, "env", envNames(env))
 	return &Proxy{log: opts.Logger, proc: proc, grace: opts.CloseGrace, bootstrap: bootW}, nil
-}
-
-// proxyEnv is the proxy's environment: the worker's allowlist minus everything about the
-// desktop, which the proxy never touches.
-func proxyEnv(base []string) ([]string, error) {
-	env, err := childEnv(base, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := env[:0]
-	for _, kv := range env {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out, nil
 }
 
 // PID returns the proxy's process id.
