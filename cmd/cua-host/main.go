@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "call":
 		return runCall(ctx, args[1:], stdout, stderr)
 	case "run":
-		return runRun(ctx, args[1:], stderr)
+		return runRun(ctx, args[1:], stdout, stderr)
 	case "__mcp-proxy":
 		return runProxy(args[1:])
 	case "policy":

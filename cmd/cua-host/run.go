@@ -50,7 +50,7 @@ type runConfig struct {
 // the display when asked, the MCP proxy, the worker and one session, and serves one agent
 // until the agent closes stdin (stdio), a signal arrives, or a child dies. Exit 0 after a
 // normal end, 1 when something failed at run time.
-func runRun(ctx context.Context, args []string, stderr io.Writer) int {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	disp := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
@@ -61,8 +61,8 @@ func runRun(ctx context.Context, args []string, stderr io.Writer) int {
 	callTimeout := fs.Duration("call-timeout", mcpproxy.DefaultCallTimeout, "deadline of each tool call")
 	indicator := fs.Bool("indicator", true, "on a shared display, show an always-on-top bar naming the session, with a Stop button that revokes it (off on a private display)")
 	sf := addSessionFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "cua-host run: "+format+"\n", a...)
