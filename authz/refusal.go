@@ -1,13 +1,19 @@
 package authz
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cua-host/cua-host/proto/contract"
+)
 
 // Code is a stable refusal code. Callers and scripts may match on it; the message that
 // travels with it is for people and may change.
 type Code string
 
 // Stable refusal codes. Where the reference system has a string for the same situation we
-// use it.
+// use it. The protocol-level ones (deadline, cancellation, replay, generation, version,
+// invalid request, worker gone) are declared by package contract, which the callers on the
+// other side of the session channel share.
 const (
 	CodePermissionDenied           Code = "permission_denied"
 	CodeUnclassifiedTool           Code = "unclassified_tool"
@@ -24,16 +30,16 @@ const (
 	CodeInvalidArguments           Code = "invalid_arguments"
 	CodeStaleElement               Code = "stale_element"
 	CodeWindowNotFound             Code = "window_not_found"
-	CodeDeadlineExceeded           Code = "deadline_exceeded"
+	CodeDeadlineExceeded           Code = contract.CodeDeadlineExceeded
 	CodeUnsupported                Code = "unsupported"
 	CodeUnknownTool                Code = "unknown_tool"
-	CodeCanceled                   Code = "canceled"
+	CodeCanceled                   Code = contract.CodeCanceled
 	CodeTooManyRequests            Code = "too_many_requests"
-	CodeReplayedRequest            Code = "replayed_request"
-	CodeGenerationMismatch         Code = "generation_mismatch"
-	CodeUnsupportedProtocolVersion Code = "unsupported_protocol_version"
-	CodeInvalidRequest             Code = "invalid_request"
-	CodeWorkerUnavailable          Code = "worker_unavailable"
+	CodeReplayedRequest            Code = contract.CodeReplayedRequest
+	CodeGenerationMismatch         Code = contract.CodeGenerationMismatch
+	CodeUnsupportedProtocolVersion Code = contract.CodeUnsupportedProtocolVersion
+	CodeInvalidRequest             Code = contract.CodeInvalidRequest
+	CodeWorkerUnavailable          Code = contract.CodeWorkerUnavailable
 	// CodeInputBusy: another client holds a keyboard grab, so keys would not reach the
 	// target (the reference's code).
 	CodeInputBusy Code = "input_busy"

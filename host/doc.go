@@ -9,6 +9,11 @@
 // revokes every session and exits, and the host kills its process group after a short grace
 // period.
 //
+// StartStack starts what `cua-host run` serves an agent with: the MCP proxy, a worker and
+// one session bound to the proxy, in the order ADR 0002 requires. The numbers and the
+// bootstrap line shared with the worker and the proxy are package contract's
+// (proto/contract).
+//
 // A program that embeds a Host should call SealInheritedFDs at the start of main, before
 // it starts goroutines that open files.
 package host

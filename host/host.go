@@ -14,14 +14,9 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/policy"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
-)
-
-// Protocol versions this host speaks.
-const (
-	MinProtocolVersion = 1
-	MaxProtocolVersion = 1
 )
 
 // ErrWorkerGone is returned (wrapped) by requests made after the worker exited or the
@@ -70,14 +65,7 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 	if err := opts.Ceiling.Validate(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	if err := SealInheritedFDs(); err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	env, err := childEnv(os.Environ(), opts.Env)
-	if err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	generation := make([]byte, 16)
+	generation := make([]byte, contract.GenerationLen)
 	if _, err := rand.Read(generation); err != nil {
 		return nil, fmt.Errorf("start worker: generation: %w", err)
 	}
@@ -91,44 +79,21 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		childEnd.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	childEndOpen := true
-	defer func() {
-		if childEndOpen {
-			childEnd.Close()
-		}
-	}()
 	defer func() {
 		if err != nil {
 			ctrl.Close()
 		}
 	}()
-
-	sp, err := workerSpec(opts, env)
+	c, err := workerChild(opts, "worker", childEnd)
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	if sp.pinnedFD != nil {
-		defer sp.pinnedFD.Close()
-	}
-	sp.extraFiles = []*os.File{childEnd} // fd 3 in the child
-	stderrR, stderrW, err := os.Pipe()
+	// spawn closes our copy of the child's end at once: a worker that dies before Ready
+	// must be seen to close the channel.
+	proc, stderrR, err := spawn(opts.Logger, c)
 	if err != nil {
-		return nil, fmt.Errorf("start worker: stderr pipe: %w", err)
-	}
-	sp.stderr = stderrW
-
-	proc, err := startProcess(sp)
-	stderrW.Close()
-	// The child has its own copy now; ours must go at once, or a worker that dies before
-	// Ready would not be seen to close the channel.
-	childEnd.Close()
-	childEndOpen = false
-	if err != nil {
-		stderrR.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	opts.Logger.Debug("spawned worker", "pid", proc.pid, "path", sp.path, "args", sp.args,
-		"inherited_fds", "3=control", "env", envNames(env))
 
 	h = &Host{
 		opts:       opts,
@@ -156,28 +121,35 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 	return h, nil
 }
 
-// workerSpec resolves what to execute.
-func workerSpec(opts Options, env []string) (spec, error) {
-	sp := spec{env: env}
-	path := opts.WorkerPath
-	args := opts.WorkerArgs
-	if path == "" {
-		path = "/proc/self/exe"
-		if args == nil {
-			args = []string{"__worker"}
+// workerChild describes a worker to spawn with its control channel's end control (at
+// contract.WorkerControlFD), its stderr captured. It takes ownership of control: on error
+// it is closed, otherwise spawn closes it.
+func workerChild(opts Options, role string, control *os.File) (child, error) {
+	c := child{
+		role:          role,
+		path:          opts.WorkerPath,
+		args:          opts.WorkerArgs,
+		envOverrides:  opts.Env,
+		files:         []inherited{{"control", control}},
+		captureStderr: true,
+	}
+	if c.path == "" {
+		c.path = "/proc/self/exe"
+		if c.args == nil {
+			c.args = []string{"__worker"}
 		}
 	}
-	sp.path = path
-	sp.args = append([]string{"cua-worker"}, args...)
-	sp.args = append(sp.args, "--log-level", levelName(opts.WorkerLogLevel))
+	c.args = append([]string{"cua-worker"}, c.args...)
+	c.args = append(c.args, "--log-level", levelName(opts.WorkerLogLevel))
 	if opts.WorkerSHA256 != "" {
-		f, err := openPinned(path, opts.WorkerSHA256)
+		f, err := openPinned(c.path, opts.WorkerSHA256)
 		if err != nil {
-			return spec{}, err
+			control.Close()
+			return child{}, err
 		}
-		sp.pinnedFD = f
+		c.pinned = f
 	}
-	return sp, nil
+	return c, nil
 }
 
 func levelName(l slog.Level) string {
@@ -213,8 +185,8 @@ func cutEq(kv string) (string, string, bool) {
 // handshake sends Hello and waits for Ready within StartTimeout.
 func (h *Host) handshake(ctx context.Context) error {
 	hello := &cuav1.Hello{
-		MinVersion:    MinProtocolVersion,
-		MaxVersion:    MaxProtocolVersion,
+		MinVersion:    contract.MinProtocolVersion,
+		MaxVersion:    contract.MaxProtocolVersion,
 		Generation:    h.generation,
 		Ceiling:       authz.CeilingToProto(h.opts.Ceiling),
 		Policy:        policyToProto(h.opts.Policy),
@@ -232,7 +204,7 @@ func (h *Host) handshake(ctx context.Context) error {
 	if h.opts.Display.ServerPID > 0 {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(h.opts.Display.ServerPID))
 	}
-	frame := &cuav1.ControlFrame{ProtocolVersion: MaxProtocolVersion, Body: &cuav1.ControlFrame_Hello{Hello: hello}}
+	frame := &cuav1.ControlFrame{ProtocolVersion: contract.MaxProtocolVersion, Body: &cuav1.ControlFrame_Hello{Hello: hello}}
 	if err := h.ctrl.Send(frame, nil); err != nil {
 		return fmt.Errorf("start worker: send Hello: %w", err)
 	}
@@ -269,8 +241,8 @@ func (h *Host) handshake(ctx context.Context) error {
 	switch b := r.frame.GetBody().(type) {
 	case *cuav1.ControlFrame_Ready:
 		v := b.Ready.GetVersion()
-		if v < MinProtocolVersion || v > MaxProtocolVersion || r.frame.GetProtocolVersion() != v {
-			return fmt.Errorf("start worker: worker chose protocol version %d outside [%d, %d]", v, MinProtocolVersion, MaxProtocolVersion)
+		if v < contract.MinProtocolVersion || v > contract.MaxProtocolVersion || r.frame.GetProtocolVersion() != v {
+			return fmt.Errorf("start worker: worker chose protocol version %d outside [%d, %d]", v, contract.MinProtocolVersion, contract.MaxProtocolVersion)
 		}
 		if int(b.Ready.GetPid()) != h.proc.pid {
 			return fmt.Errorf("start worker: Ready names pid %d, spawned %d", b.Ready.GetPid(), h.proc.pid)

@@ -9,32 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 )
-
-// Descriptor numbers at which a proxy process inherits its channels.
-const (
-	// ProxySessionFD is the proxy's end of its one session channel.
-	ProxySessionFD = 3
-	// ProxyBootstrapFD is the read end of the bootstrap pipe: one line (ProxyBootstrap)
-	// once the session is bound, then end-of-file when the host lets the proxy go.
-	ProxyBootstrapFD = 4
-)
-
-// ProxyBootstrapPrefix starts the bootstrap line. The line is
-//
-//	cua-mcp-proxy/1 generation=<32 hex digits> version=<n>[ http-token=<token>]\n
-//
-// The fields are not secrets except the HTTP token, which is why it travels here rather
-// than on the command line or in the environment.
-const ProxyBootstrapPrefix = "cua-mcp-proxy/1"
 
 // ProxyOptions configures StartProxy.
 type ProxyOptions struct {
@@ -49,7 +31,7 @@ type ProxyOptions struct {
 	// Flags are appended to Args (for example --http ADDR, --log-level L).
 	Flags []string
 	// Session is the proxy's end of a session channel (wire.SessionPair). StartProxy
-	// takes ownership: the child receives it at ProxySessionFD and the host's copy is
+	// takes ownership: the child receives it at contract.ProxySessionFD and the host's copy is
 	// closed before StartProxy returns, whatever happens.
 	Session *os.File
 	// Stdin and Stdout are the agent's stream, inherited as they are; nil means
@@ -104,70 +86,36 @@ func StartProxy(opts ProxyOptions) (p *Proxy, err error) {
 	if opts.CloseGrace == 0 {
 		opts.CloseGrace = time.Second
 	}
-	if err := SealInheritedFDs(); err != nil {
-		return nil, fmt.Errorf("start proxy: %w", err)
-	}
-	env, err := proxyEnv(os.Environ())
-	if err != nil {
-		return nil, fmt.Errorf("start proxy: %w", err)
-	}
 	bootR, bootW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: bootstrap pipe: %w", err)
 	}
-	defer bootR.Close() // the child has its own copy once started
-	defer func() {
-		if err != nil {
-			bootW.Close()
+	c := child{
+		role:      "MCP proxy",
+		path:      opts.Path,
+		args:      opts.Args,
+		noDesktop: true,
+		files: []inherited{ // contract.ProxySessionFD, contract.ProxyBootstrapFD
+			{"session", opts.Session}, {"bootstrap", bootR},
+		},
+		stdin:  stream{"agent-stdin", opts.Stdin},
+		stdout: stream{"agent-stdout", opts.Stdout},
+		stderr: stream{"logs", opts.Stderr},
+	}
+	opts.Session = nil // spawn owns it now
+	if c.path == "" {
+		c.path = "/proc/self/exe"
+		if c.args == nil {
+			c.args = []string{"__mcp-proxy"}
 		}
-	}()
-
-	sp := spec{env: env, extraFiles: []*os.File{opts.Session, bootR}} // fds 3 and 4
-	path, args := opts.Path, opts.Args
-	if path == "" {
-		path = "/proc/self/exe"
-		if args == nil {
-			args = []string{"__mcp-proxy"}
-		}
 	}
-	sp.path = path
-	sp.args = append(append([]string{"cua-mcp-proxy"}, args...), opts.Flags...)
-	// Leave nil streams nil: os/exec connects them to /dev/null.
-	if opts.Stdin != nil {
-		sp.stdin = opts.Stdin
-	}
-	if opts.Stdout != nil {
-		sp.stdout = opts.Stdout
-	}
-	if opts.Stderr != nil {
-		sp.stderr = opts.Stderr
-	}
-	proc, err := startProcess(sp)
+	c.args = append(append([]string{"cua-mcp-proxy"}, c.args...), opts.Flags...)
+	proc, _, err := spawn(opts.Logger, c)
 	if err != nil {
+		bootW.Close()
 		return nil, fmt.Errorf("start proxy: %w", err)
 	}
-	opts.Logger.Debug("spawned MCP proxy", "pid", proc.pid, "path", sp.path, "args", sp.args,
-		"inherited_fds", "0=agent-stdin 1=agent-stdout 2=logs 3=session 4=bootstrap",
-		"stdio", opts.Stdin != nil, "env", envNames(env))
 	return &Proxy{log: opts.Logger, proc: proc, grace: opts.CloseGrace, bootstrap: bootW}, nil
-}
-
-// proxyEnv is the proxy's environment: the worker's allowlist minus everything about the
-// desktop, which the proxy never touches.
-func proxyEnv(base []string) ([]string, error) {
-	env, err := childEnv(base, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := env[:0]
-	for _, kv := range env {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out, nil
 }
 
 // PID returns the proxy's process id.
@@ -190,19 +138,9 @@ func (p *Proxy) ExitCode() int {
 	return p.proc.state.ExitCode()
 }
 
-// ProxyBootstrap is what the proxy learns once its session is bound.
-type ProxyBootstrap struct {
-	// Generation is the worker's 16-byte generation.
-	Generation []byte
-	// Version is the negotiated session protocol version.
-	Version uint32
-	// HTTPToken is the bearer token of the loopback HTTP transport; empty for stdio.
-	HTTPToken string
-}
-
-// Activate sends the bootstrap line; the proxy starts serving once it has read it. It may
+// Activate sends the bootstrap line (contract.Bootstrap); the proxy starts serving once it has read it. It may
 // be called once.
-func (p *Proxy) Activate(b ProxyBootstrap) error {
+func (p *Proxy) Activate(b contract.Bootstrap) error {
 	line, err := b.Encode()
 	if err != nil {
 		return fmt.Errorf("activate proxy: %w", err)
@@ -221,24 +159,6 @@ func (p *Proxy) Activate(b ProxyBootstrap) error {
 	}
 	p.log.Debug("activated MCP proxy", "pid", p.proc.pid, "version", b.Version, "http", b.HTTPToken != "")
 	return nil
-}
-
-// Encode returns the bootstrap line (see ProxyBootstrapPrefix), newline included.
-func (b ProxyBootstrap) Encode() (string, error) {
-	if len(b.Generation) != 16 {
-		return "", fmt.Errorf("generation is %d bytes, want 16", len(b.Generation))
-	}
-	if b.Version == 0 {
-		return "", errors.New("protocol version 0")
-	}
-	line := fmt.Sprintf("%s generation=%s version=%d", ProxyBootstrapPrefix, hex.EncodeToString(b.Generation), b.Version)
-	if b.HTTPToken != "" {
-		if strings.IndexFunc(b.HTTPToken, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-			return "", errors.New("HTTP token contains whitespace or control characters")
-		}
-		line += " http-token=" + b.HTTPToken
-	}
-	return line + "\n", nil
 }
 
 // Close releases the proxy (end-of-file on its bootstrap pipe), waits up to CloseGrace for

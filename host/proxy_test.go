@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
 )
 
@@ -42,10 +43,10 @@ IFS= read -r line <&4 || exit 5
 cat <&4 >/dev/null
 exit 0`
 	p, mine := shProxy(t, script, time.Second)
-	if err := p.Activate(ProxyBootstrap{Generation: make([]byte, 16), Version: 1, HTTPToken: strings.Repeat("t", 40)}); err != nil {
+	if err := p.Activate(contract.Bootstrap{Generation: make([]byte, 16), Version: 1, HTTPToken: strings.Repeat("t", 40)}); err != nil {
 		t.Fatalf("Activate: %v", err)
 	}
-	if err := p.Activate(ProxyBootstrap{Generation: make([]byte, 16), Version: 1}); err == nil {
+	if err := p.Activate(contract.Bootstrap{Generation: make([]byte, 16), Version: 1}); err == nil {
 		t.Errorf("second Activate: no error")
 	}
 	var got []byte
@@ -62,7 +63,7 @@ exit 0`
 		t.Errorf("exit code after release = %d, want 0", code)
 	}
 	lines := strings.Split(string(got), "\n")
-	want := ProxyBootstrapPrefix + " generation=00000000000000000000000000000000 version=1 http-token=" + strings.Repeat("t", 40)
+	want := contract.BootstrapPrefix + " generation=00000000000000000000000000000000 version=1 http-token=" + strings.Repeat("t", 40)
 	if lines[0] != want {
 		t.Errorf("bootstrap line = %q, want %q", lines[0], want)
 	}
@@ -90,7 +91,7 @@ func TestProxyCloseKillsStubbornProxy(t *testing.T) {
 		t.Errorf("exit code = %d, want -1 (killed)", code)
 	}
 	p.Close() // idempotent
-	if err := p.Activate(ProxyBootstrap{Generation: make([]byte, 16), Version: 1}); err == nil {
+	if err := p.Activate(contract.Bootstrap{Generation: make([]byte, 16), Version: 1}); err == nil {
 		t.Errorf("Activate after Close: no error")
 	}
 }

@@ -62,20 +62,13 @@ func SpawnRaw(ctx context.Context, opts Options) (w *RawWorker, err error) {
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
 	opts.setDefaults()
-	if err := SealInheritedFDs(); err != nil {
-		return nil, fmt.Errorf("spawn raw worker: %w", err)
-	}
-	env, err := childEnv(os.Environ(), opts.Env)
-	if err != nil {
-		return nil, fmt.Errorf("spawn raw worker: %w", err)
-	}
 	hostEnd, childEnd, err := wire.ControlPair()
 	if err != nil {
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
-	defer childEnd.Close() // the child holds its own copy once started
 	ctrl, err := wire.NewControlConn(hostEnd)
 	if err != nil {
+		childEnd.Close()
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
 	defer func() {
@@ -83,28 +76,14 @@ func SpawnRaw(ctx context.Context, opts Options) (w *RawWorker, err error) {
 			ctrl.Close()
 		}
 	}()
-	sp, err := workerSpec(opts, env)
+	c, err := workerChild(opts, "raw worker", childEnd)
 	if err != nil {
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
-	if sp.pinnedFD != nil {
-		defer sp.pinnedFD.Close()
-	}
-	sp.extraFiles = []*os.File{childEnd} // fd 3 in the child
-	stderrR, stderrW, err := os.Pipe()
+	proc, stderrR, err := spawn(opts.Logger, c)
 	if err != nil {
-		return nil, fmt.Errorf("spawn raw worker: stderr pipe: %w", err)
-	}
-	sp.stderr = stderrW
-	proc, err := startProcess(sp)
-	stderrW.Close()
-	if err != nil {
-		stderrR.Close()
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
-	childEnd.Close()
-	opts.Logger.Debug("spawned raw worker", "pid", proc.pid, "path", sp.path, "args", sp.args,
-		"inherited_fds", "3=control", "env", envNames(env))
 	w = &RawWorker{
 		Control:  ctrl,
 		ctrlFile: hostEnd,

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
@@ -118,4 +119,129 @@ func openPinned(path, want string) (*os.File, error) {
 		return nil, fmt.Errorf("duplicate worker binary descriptor: %w", err)
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// stream is one of a child's standard streams: a descriptor the caller keeps (nil means
+// /dev/null) and its name in the spawn log.
+type stream struct {
+	name string
+	f    *os.File
+}
+
+// inherited is a descriptor handed to a child through ExtraFiles and its name in the
+// spawn log.
+type inherited struct {
+	name string
+	f    *os.File
+}
+
+// child describes one of the host's children (a worker, a raw worker, an MCP proxy) for
+// spawn.
+type child struct {
+	// role names the child in the spawn log ("worker", "raw worker", "MCP proxy").
+	role string
+	// path and args are what to execute; args[0] is the child's name.
+	path string
+	args []string
+	// pinned, when not nil, is the verified binary (openPinned), executed through
+	// /proc/self/fd/N instead of path. spawn closes it.
+	pinned *os.File
+	// envOverrides are added to the allowlisted part of this process's environment
+	// (childEnv); each must be allowlisted itself.
+	envOverrides []string
+	// noDesktop drops the variables that lead to the desktop (DISPLAY, XAUTHORITY, the
+	// session bus, XDG_RUNTIME_DIR) from the child's environment.
+	noDesktop bool
+	// files are inherited at descriptors 3, 4, … in order. spawn takes ownership: the
+	// host's copies are closed before spawn returns, whatever happens.
+	files []inherited
+	// stdin, stdout and stderr are inherited as they are; the caller keeps ownership.
+	stdin, stdout, stderr stream
+	// captureStderr makes spawn connect the child's stderr to a pipe whose read end it
+	// returns (stderr is then ignored).
+	captureStderr bool
+}
+
+// spawn is the one way the host starts a child. It seals this process's descriptors
+// (SealInheritedFDs), builds the cleared environment, starts the child in its own process
+// group with Pdeathsig SIGKILL from a thread held for the child's life (startProcess) with
+// stdin from /dev/null unless given and descriptors only through ExtraFiles, closes the
+// host's copies of the inherited descriptors right after the start, and logs the child
+// and what it inherited at debug level. When c.captureStderr is set it returns the read
+// end of the child's stderr, which the caller then owns. On error nothing is running and
+// every descriptor spawn took over is closed.
+func spawn(log *slog.Logger, c child) (proc *process, stderr *os.File, err error) {
+	defer func() {
+		for _, in := range c.files {
+			in.f.Close() // the child holds its own copy once started (or never will)
+		}
+		if c.pinned != nil {
+			c.pinned.Close()
+		}
+	}()
+	if err := SealInheritedFDs(); err != nil {
+		return nil, nil, err
+	}
+	env, err := childEnv(os.Environ(), c.envOverrides)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.noDesktop {
+		env = withoutDesktop(env)
+	}
+	sp := spec{path: c.path, args: c.args, env: env, pinnedFD: c.pinned}
+	fds := make([]string, 0, 3+len(c.files))
+	for i, s := range []stream{c.stdin, c.stdout, c.stderr} {
+		if s.f == nil || (i == 2 && c.captureStderr) {
+			continue // nil streams stay nil: os/exec connects them to /dev/null
+		}
+		switch i {
+		case 0:
+			sp.stdin = s.f
+		case 1:
+			sp.stdout = s.f
+		case 2:
+			sp.stderr = s.f
+		}
+		fds = append(fds, fmt.Sprintf("%d=%s", i, s.name))
+	}
+	for i, in := range c.files {
+		sp.extraFiles = append(sp.extraFiles, in.f)
+		fds = append(fds, fmt.Sprintf("%d=%s", 3+i, in.name))
+	}
+	var stderrW *os.File
+	if c.captureStderr {
+		if stderr, stderrW, err = os.Pipe(); err != nil {
+			return nil, nil, fmt.Errorf("stderr pipe: %w", err)
+		}
+		sp.stderr = stderrW
+		fds = append(fds, "2=logs")
+	}
+	proc, err = startProcess(sp)
+	if stderrW != nil {
+		stderrW.Close() // the child has its own copy, or there is no child
+	}
+	if err != nil {
+		if stderr != nil {
+			stderr.Close()
+		}
+		return nil, nil, err
+	}
+	log.Debug("spawned "+c.role, "pid", proc.pid, "path", c.path, "args", c.args,
+		"inherited_fds", strings.Join(fds, " "), "env", envNames(env))
+	return proc, stderr, nil
+}
+
+// withoutDesktop drops from env what leads to the desktop: a child that never touches it
+// (the MCP proxy) does not get it.
+func withoutDesktop(env []string) []string {
+	out := env[:0]
+	for _, kv := range env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

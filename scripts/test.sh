@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh is the project's test command: it installs what the tests need (scripts/setup.sh,
 # idempotent), then checks formatting, vets, runs staticcheck, runs every test with the race
-# detector, and gives every fuzz target a few seconds.
+# detector, checks the generated protobuf code against buf, and gives every fuzz target a
+# few seconds.
 #
 #   scripts/test.sh              everything (what CI runs)
 #   FUZZTIME=30s scripts/test.sh longer fuzz smoke
@@ -30,6 +31,9 @@ go vet ./...
 
 step "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+step "generated code (buf round trip)"
+bash scripts/gen-proto.sh --check
 
 step "go test -race"
 go test -race -count=1 -timeout 20m ./...

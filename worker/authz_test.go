@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -493,7 +494,7 @@ func TestReplayAndRevocation(t *testing.T) {
 			t.Errorf("request id %d again = %v, want replayed_request", id, r)
 		}
 	}
-	if r := send(6, "noop", make([]byte, GenerationLen)); r.GetRefusal().GetCode() != "generation_mismatch" {
+	if r := send(6, "noop", make([]byte, contract.GenerationLen)); r.GetRefusal().GetCode() != "generation_mismatch" {
 		t.Errorf("wrong generation = %v", r)
 	}
 	sc.h.revoke("raw")

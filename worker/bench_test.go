@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -32,7 +33,7 @@ func inProcess(tb testing.TB, register func(*tool.Registry)) *client.Conn {
 			return reg, nil, nil
 		}, ExtraInventory: []authz.Entry{authz.MetadataOnly("noop", "Do nothing (test only).", authz.R0, authz.ResourceNone, authz.Annotations{})}})
 	}()
-	gen := make([]byte, GenerationLen)
+	gen := make([]byte, contract.GenerationLen)
 	hc.Send(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Hello{Hello: &cuav1.Hello{
 		MinVersion: 1, MaxVersion: 1, Generation: gen, Ceiling: authz.CeilingToProto(authz.DefaultCeiling())}}}, nil)
 	if f, _, err := hc.Recv(); err != nil || f.GetReady() == nil {

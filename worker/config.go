@@ -11,12 +11,6 @@ import (
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
-// Protocol versions this worker speaks.
-const (
-	MinProtocolVersion = 1
-	MaxProtocolVersion = 1
-)
-
 // Config configures a worker.
 type Config struct {
 	// Logger receives the worker's logs; nil discards them.

@@ -9,13 +9,11 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 	"github.com/cua-host/cua-host/worker/tool"
 )
-
-// GenerationLen is the length of a worker generation in bytes.
-const GenerationLen = 16
 
 // errHelloTimeout reports that no Hello arrived in time.
 var errHelloTimeout = errors.New("worker: no Hello from the host in time")
@@ -50,8 +48,8 @@ func (w *worker) handshake(ctx context.Context) error {
 		w.controlError(0, authz.CodeUnsupportedProtocolVersion, "%v", err)
 		return err
 	}
-	if len(hello.GetGeneration()) != GenerationLen {
-		return &wire.ViolationError{Reason: "bad_hello", Detail: fmt.Sprintf("generation is %d bytes, want %d", len(hello.GetGeneration()), GenerationLen)}
+	if len(hello.GetGeneration()) != contract.GenerationLen {
+		return &wire.ViolationError{Reason: "bad_hello", Detail: fmt.Sprintf("generation is %d bytes, want %d", len(hello.GetGeneration()), contract.GenerationLen)}
 	}
 	ceiling, err := authz.CeilingFromProto(hello.GetCeiling())
 	if err == nil {
@@ -114,9 +112,9 @@ func negotiate(frameVersion uint32, h *cuav1.Hello) (uint32, error) {
 	if frameVersion < lo || frameVersion > hi {
 		return 0, fmt.Errorf("hello frame version %d is outside its own range [%d, %d]", frameVersion, lo, hi)
 	}
-	best := min(hi, MaxProtocolVersion)
-	if best < max(lo, MinProtocolVersion) {
-		return 0, fmt.Errorf("no common protocol version: host speaks [%d, %d], worker speaks [%d, %d]", lo, hi, MinProtocolVersion, MaxProtocolVersion)
+	best := min(hi, contract.MaxProtocolVersion)
+	if best < max(lo, contract.MinProtocolVersion) {
+		return 0, fmt.Errorf("no common protocol version: host speaks [%d, %d], worker speaks [%d, %d]", lo, hi, contract.MinProtocolVersion, contract.MaxProtocolVersion)
 	}
 	return best, nil
 }

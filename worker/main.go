@@ -12,11 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
 )
-
-// ControlFD is the descriptor number at which a worker process inherits its control channel.
-const ControlFD = 3
 
 // Exit codes of a worker process.
 const (
@@ -27,9 +25,9 @@ const (
 )
 
 // Main is a worker process's entry point (the hidden `__worker` command): it serves the
-// control channel inherited at ControlFD and returns the process exit code. args are the
-// words after `__worker`. cfg.Logger, when nil, becomes a JSON logger on stderr that the
-// host turns back into structured records.
+// control channel inherited at contract.WorkerControlFD and returns the process exit
+// code. args are the words after `__worker`. cfg.Logger, when nil, becomes a JSON logger
+// on stderr that the host turns back into structured records.
 func Main(args []string, cfg Config) int {
 	fs := flag.NewFlagSet("__worker", flag.ContinueOnError)
 	level := fs.String("log-level", "info", "debug, info, warn or error")
@@ -50,11 +48,11 @@ func Main(args []string, cfg Config) int {
 	}
 	log := cfg.Logger
 
-	if err := checkControlFD(ControlFD); err != nil {
+	if err := checkControlFD(contract.WorkerControlFD); err != nil {
 		log.Error("no control channel; a worker is started by its host", "err", err)
 		return ExitUsage
 	}
-	f, err := wire.FileFromFD(ControlFD, "control")
+	f, err := wire.FileFromFD(contract.WorkerControlFD, "control")
 	if err != nil {
 		log.Error("open control channel", "err", err)
 		return ExitError

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -213,7 +214,7 @@ func startTestWorker(t testing.TB, o testWorkerOptions) *testHost {
 		ExtraInventory: extra,
 		Now:            o.now,
 	}
-	h := &testHost{t: t, hc: hc, gen: make([]byte, GenerationLen), consent: o.consent, runDone: make(chan error, 1),
+	h := &testHost{t: t, hc: hc, gen: make([]byte, contract.GenerationLen), consent: o.consent, runDone: make(chan error, 1),
 		readerDone: make(chan struct{}), waiters: map[uint64]chan *cuav1.ControlFrame{}}
 	h.gen[0] = 7
 	go func() { h.runDone <- Run(context.Background(), wc, cfg) }()

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -175,7 +176,7 @@ func (w *worker) teardown(cause error) {
 func (w *worker) sendControl(callID uint64, frame *cuav1.ControlFrame, fd *os.File) bool {
 	frame.ProtocolVersion = w.version
 	if frame.ProtocolVersion == 0 {
-		frame.ProtocolVersion = MinProtocolVersion
+		frame.ProtocolVersion = contract.MinProtocolVersion
 	}
 	frame.CallId = callID
 	if err := w.ctrl.Send(frame, fd); err != nil {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cua-host/cua-host/client"
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/host/client"
 )
 
 // callOutput is what `cua-host call` prints: one JSON object.
@@ -34,8 +34,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 60*time.Second, "deadline for the call")
 	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
 	sf := addSessionFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fmt.Fprintln(stderr, "usage: cua-host call [flags] TOOL [ARGS_JSON]")

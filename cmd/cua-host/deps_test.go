@@ -8,62 +8,117 @@ import (
 
 const module = "github.com/cua-host/cua-host"
 
-// deps lists the module's packages pkg depends on (pkg included).
-func deps(t *testing.T, pkg string, tests bool) map[string]bool {
-	t.Helper()
-	args := []string{"list", "-deps"}
-	if tests {
-		args = append(args, "-test")
-	}
-	args = append(args, "-f", "{{.ImportPath}}", pkg)
-	out, err := exec.Command("go", args...).Output()
-	if err != nil {
-		t.Fatalf("go %v: %v", args, err)
-	}
-	m := map[string]bool{}
-	for _, l := range strings.Fields(string(out)) {
-		if strings.HasPrefix(l, module) {
-			m[strings.TrimPrefix(l, module+"/")] = true
-		}
-	}
-	return m
+// pkgInfo is one package of the module as go list sees it, paths relative to the module.
+type pkgInfo struct {
+	imports []string // direct imports of the module's packages
+	deps    []string // transitive dependencies among the module's packages
 }
+
+// modulePackages lists every package of the module with its imports and dependencies
+// inside the module (test files excluded). A failure of go list fails the test: these
+// rules are checked everywhere, CI included, never skipped.
+func modulePackages(t *testing.T) map[string]pkgInfo {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list %s/...: %v", module, err)
+	}
+	local := func(paths string) []string {
+		var out []string
+		for _, p := range strings.Fields(paths) {
+			if p == module {
+				out = append(out, ".")
+			} else if rel, ok := strings.CutPrefix(p, module+"/"); ok {
+				out = append(out, rel)
+			}
+		}
+		return out
+	}
+	pkgs := map[string]pkgInfo{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		if len(parts) != 3 {
+			t.Fatalf("go list: unexpected line %q", line)
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(parts[0], module), "/")
+		pkgs[name] = pkgInfo{imports: local(parts[1]), deps: local(parts[2])}
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages of %s, expected the whole module", len(pkgs), module)
+	}
+	return pkgs
+}
+
+// under reports whether pkg is tree or inside it.
+func under(pkg, tree string) bool { return pkg == tree || strings.HasPrefix(pkg, tree+"/") }
 
 // TestShippedBinaryHasNoTestTools: the test-only tools (the side-effect oracle among them)
 // live in internal/testworker, which the shipped binaries must not link.
 func TestShippedBinaryHasNoTestTools(t *testing.T) {
-	for _, bin := range []string{"./", "../cua-worker"} {
-		if d := deps(t, bin, false); d["internal/testworker"] {
-			t.Errorf("%s links internal/testworker", bin)
+	pkgs := modulePackages(t)
+	for _, bin := range []string{"cmd/cua-host", "cmd/cua-worker"} {
+		for _, d := range pkgs[bin].deps {
+			if under(d, "internal/testworker") {
+				t.Errorf("%s links %s", bin, d)
+			}
 		}
 	}
 }
 
-// TestImportDirection: imports point down (cmd → host/worker → authz → policy; x11 only
-// under worker); nothing imports cmd; policy imports neither authz, host, worker nor x11;
-// x11 never imports authz.
-func TestImportDirection(t *testing.T) {
+// TestImportRules is the module's one import-rules test (DESIGN.md §7): imports point down
+// (cmd → host/worker → authz → policy), proto is below everything, nothing imports cmd,
+// x11 is used only by the worker and never imports authz, policy imports neither; and the
+// untrusted side (mcpproxy, which parses the agent's input) and the caller's library
+// (client) depend on nothing trusted, only on the contract (proto/contract), which itself
+// depends on nothing of the module but proto.
+func TestImportRules(t *testing.T) {
+	pkgs := modulePackages(t)
 	rules := []struct {
-		pkg       string
-		forbidden []string
+		pkg       string   // a package and everything under it
+		forbidden []string // module subtrees it must not depend on, even indirectly
 	}{
-		{"policy", []string{"authz", "host", "worker", "x11", "proto/wire"}},
-		{"x11", []string{"authz", "host", "worker", "policy"}},
-		{"authz", []string{"host", "worker", "x11"}},
-		{"proto/wire", []string{"authz", "host", "worker", "x11", "policy"}},
-		{"host", []string{"worker", "x11"}},
-		{"host/client", []string{"worker", "x11", "authz"}},
+		{"policy", []string{"authz", "host", "worker", "x11", "proto/wire", "client", "mcpproxy"}},
+		{"x11", []string{"authz", "host", "worker", "policy", "client", "mcpproxy"}},
+		{"authz", []string{"host", "worker", "x11", "client", "mcpproxy"}},
+		{"proto", []string{"authz", "host", "worker", "x11", "policy", "client", "mcpproxy", "internal"}},
+		{"host", []string{"worker", "x11", "mcpproxy"}},
+		{"worker", []string{"host", "client", "mcpproxy"}},
+		{"client", []string{"host", "authz", "worker", "policy", "x11", "mcpproxy"}},
+		{"mcpproxy", []string{"host", "authz", "worker", "policy", "x11"}},
 	}
-	for _, r := range rules {
-		d := deps(t, "../../"+r.pkg, false)
-		for dep := range d {
-			for _, bad := range r.forbidden {
-				if dep == bad || strings.HasPrefix(dep, bad+"/") {
-					t.Errorf("%s imports %s", r.pkg, dep)
+	for name, p := range pkgs {
+		for _, r := range rules {
+			if !under(name, r.pkg) {
+				continue
+			}
+			for _, d := range p.deps {
+				for _, bad := range r.forbidden {
+					if under(d, bad) {
+						t.Errorf("%s depends on %s (%s must not depend on %s)", name, d, r.pkg, bad)
+					}
 				}
 			}
-			if strings.HasPrefix(dep, "cmd/") {
-				t.Errorf("%s imports %s", r.pkg, dep)
+		}
+		// The contract depends on nothing of the module but proto.
+		if under(name, "proto/contract") {
+			for _, d := range p.deps {
+				if !under(d, "proto") {
+					t.Errorf("%s depends on %s; the contract may depend only on proto", name, d)
+				}
+			}
+		}
+		// Nothing imports cmd.
+		for _, d := range p.deps {
+			if under(d, "cmd") {
+				t.Errorf("%s depends on %s; nothing imports cmd", name, d)
+			}
+		}
+		// x11 is used only by the worker (test programs and benchmarks aside).
+		if !under(name, "worker") && !under(name, "x11") && !under(name, "test") {
+			for _, d := range p.imports {
+				if under(d, "x11") {
+					t.Errorf("%s imports %s; only the worker uses x11", name, d)
+				}
 			}
 		}
 	}

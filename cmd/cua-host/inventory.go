@@ -17,8 +17,8 @@ func runInventory(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the inventory as a JSON array")
 	asMarkdown := fs.Bool("markdown", false, "print the inventory as docs/tools.md")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 0 || (*asJSON && *asMarkdown) {
 		fmt.Fprintln(stderr, "usage: cua-host inventory [--json | --markdown]")

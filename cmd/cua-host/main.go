@@ -20,6 +20,7 @@ import (
 	"os"
 
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/worker"
 )
 
@@ -47,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "call":
 		return runCall(ctx, args[1:], stdout, stderr)
 	case "run":
-		return runRun(ctx, args[1:], stderr)
+		return runRun(ctx, args[1:], stdout, stderr)
 	case "__mcp-proxy":
 		return runProxy(args[1:])
 	case "policy":
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "inventory":
 		return runInventory(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "cua-host %s (protocol v%d–v%d)\n", version, host.MinProtocolVersion, host.MaxProtocolVersion)
+		fmt.Fprintf(stdout, "cua-host %s (protocol v%d–v%d)\n", version, contract.MinProtocolVersion, contract.MaxProtocolVersion)
 		return 0
 	case "help", "-h", "--help":
 		usage(stdout)

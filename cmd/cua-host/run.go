@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,9 +17,8 @@ import (
 
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
-	"github.com/cua-host/cua-host/host/mcpproxy"
 	"github.com/cua-host/cua-host/host/personui"
-	"github.com/cua-host/cua-host/proto/wire"
+	"github.com/cua-host/cua-host/mcpproxy"
 )
 
 // runLabel is the label of the one session `cua-host run` mints.
@@ -52,7 +50,7 @@ type runConfig struct {
 // the display when asked, the MCP proxy, the worker and one session, and serves one agent
 // until the agent closes stdin (stdio), a signal arrives, or a child dies. Exit 0 after a
 // normal end, 1 when something failed at run time.
-func runRun(ctx context.Context, args []string, stderr io.Writer) int {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	disp := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
@@ -63,8 +61,8 @@ func runRun(ctx context.Context, args []string, stderr io.Writer) int {
 	callTimeout := fs.Duration("call-timeout", mcpproxy.DefaultCallTimeout, "deadline of each tool call")
 	indicator := fs.Bool("indicator", true, "on a shared display, show an always-on-top bar naming the session, with a Stop button that revokes it (off on a private display)")
 	sf := addSessionFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "cua-host run: "+format+"\n", a...)
@@ -154,16 +152,12 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	// Teardown runs in this order whatever happened: the proxy (no more agent calls), the
 	// worker (its sessions end, its launched applications are stopped), the display, and
 	// then anything left of our process tree.
-	var px *host.Proxy
-	var h *host.Host
+	var st *host.Stack
 	var d *displaySetup
 	defer func() {
-		if px != nil {
-			px.Close()
-		}
-		if h != nil {
+		if st != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownBudget)
-			h.Shutdown(sctx)
+			st.Shutdown(sctx)
 			cancel()
 		}
 		if d != nil {
@@ -178,59 +172,39 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		return err
 	}
 
-	proxyEnd, workerEnd, err := wire.SessionPair()
-	if err != nil {
-		return err
-	}
 	stdio := cfg.httpBind == ""
-	popts := host.ProxyOptions{
-		Logger:  log,
-		Session: proxyEnd,
-		Stderr:  cfg.logOut,
-		Flags:   []string{"--log-level", levelFlag(cfg.level), "--call-timeout", cfg.callTimeout.String()},
-	}
-	if stdio {
-		popts.Stdin, popts.Stdout = os.Stdin, os.Stdout
-	} else {
-		popts.Flags = append(popts.Flags, "--http", cfg.httpBind)
-	}
-	// The proxy starts first so that its pid is in the worker's protected list from Hello
-	// on; it waits for Activate before it reads the agent's stream.
-	if px, err = host.StartProxy(popts); err != nil {
-		workerEnd.Close()
-		return err
-	}
-	if stdio {
+	opts := host.StackOptions{
+		Host: host.Options{
+			Logger:           log,
+			WorkerLogLevel:   cfg.level,
+			Env:              d.env,
+			Display:          d.facts,
+			ProtectedPIDs:    d.pids,
+			ProtectAncestors: true,
+			Ceiling:          cfg.setup.ceiling,
+			Policy:           cfg.setup.policy,
+			Consent:          cfg.setup.consentFor(d),
+		},
+		Proxy: host.ProxyOptions{
+			Logger: log,
+			Stderr: cfg.logOut,
+			Flags:  []string{"--log-level", levelFlag(cfg.level), "--call-timeout", cfg.callTimeout.String()},
+		},
+		Session:   cfg.setup.spec,
+		HTTPToken: cfg.httpToken,
 		// The proxy holds the agent's stream; the host keeps no copy of it, so the agent
 		// sees end-of-file as soon as the proxy is gone.
-		if err := detachStdio(); err != nil {
-			log.Warn("detach stdio", "err", err)
-		}
+		DetachStdio: stdio,
 	}
-
-	h, err = host.Start(ctx, host.Options{
-		Logger:           log,
-		WorkerLogLevel:   cfg.level,
-		Env:              d.env,
-		Display:          d.facts,
-		ProtectedPIDs:    append(append([]int(nil), d.pids...), px.PID()),
-		ProtectAncestors: true,
-		Ceiling:          cfg.setup.ceiling,
-		Policy:           cfg.setup.policy,
-		Consent:          cfg.setup.consentFor(d),
-	})
-	if err != nil {
-		h = nil
-		workerEnd.Close()
+	if stdio {
+		opts.Proxy.Stdin, opts.Proxy.Stdout = os.Stdin, os.Stdout
+	} else {
+		opts.Proxy.Flags = append(opts.Proxy.Flags, "--http", cfg.httpBind)
+	}
+	if st, err = host.StartStack(ctx, opts); err != nil {
 		return err
 	}
-	info, err := h.CreateSessionOn(ctx, cfg.setup.spec, workerEnd)
-	if err != nil {
-		return err
-	}
-	if err := px.Activate(host.ProxyBootstrap{Generation: h.GenerationBytes(), Version: h.ProtocolVersion(), HTTPToken: cfg.httpToken}); err != nil {
-		return err
-	}
+	px, h, info := st.Proxy(), st.Host(), st.Session()
 	if cfg.indicator && !d.facts.Private {
 		ind, err := showIndicator(ctx, h, d, info.Label, cfg.setup.spec.Mode.String(), log)
 		if err != nil {
@@ -326,16 +300,6 @@ func levelFlag(l slog.Level) string {
 		return "warn"
 	}
 	return "error"
-}
-
-// detachStdio points this process's stdin and stdout at /dev/null.
-func detachStdio() error {
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer null.Close()
-	return errors.Join(unix.Dup3(int(null.Fd()), 0, 0), unix.Dup3(int(null.Fd()), 1, 0))
 }
 
 func isTerminal(fd int) bool {

@@ -11,5 +11,5 @@
 // a truncated or oversized frame, or a file descriptor where none belongs is a
 // *ViolationError, and every descriptor that arrived with the offending frame is closed
 // before the error is returned. The package knows nothing of version negotiation, sessions
-// or tools; the endpoints built on it (host, worker, host/client) do.
+// or tools; the endpoints built on it (host, worker, client) do.
 package wire

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
 )
 
@@ -174,7 +175,7 @@ func proxyRound(ctx context.Context, t *tally, r *rand.Rand, n int, dir string) 
 		t.violate("%s: bind the proxy's session: %v", round, err)
 		return
 	}
-	if err := px.Activate(host.ProxyBootstrap{Generation: h.GenerationBytes(), Version: h.ProtocolVersion()}); err != nil {
+	if err := px.Activate(contract.Bootstrap{Generation: h.GenerationBytes(), Version: h.ProtocolVersion()}); err != nil {
 		t.violate("%s: activate: %v", round, err)
 		return
 	}

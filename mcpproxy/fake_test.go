@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
 )
 
 // fakeCaller answers without a worker: one tool, "echo", whose result echoes the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 )
 
@@ -81,12 +82,13 @@ type ToolInfo struct {
 	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 
-// Synthesized refusal codes, for outcomes decided on the caller's side.
+// Synthesized refusal codes, for outcomes decided on the caller's side; the values are
+// the protocol's (package contract).
 const (
-	CodeWorkerUnavailable = "worker_unavailable"
-	CodeDeadlineExceeded  = "deadline_exceeded"
-	CodeCanceled          = "canceled"
-	CodeInvalidRequest    = "invalid_request"
+	CodeWorkerUnavailable = contract.CodeWorkerUnavailable
+	CodeDeadlineExceeded  = contract.CodeDeadlineExceeded
+	CodeCanceled          = contract.CodeCanceled
+	CodeInvalidRequest    = contract.CodeInvalidRequest
 )
 
 func notStarted(code, msg string) Result {

@@ -3,7 +3,6 @@ package mcpproxy
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,16 +12,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
-	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
 )
 
@@ -52,8 +49,8 @@ const gcPercent = 800
 const exitGrace = time.Second
 
 // Main is a proxy process's entry point (the hidden `__mcp-proxy` command). It inherits
-// its session channel at host.ProxySessionFD and the bootstrap pipe at
-// host.ProxyBootstrapFD, waits for the bootstrap line, then serves MCP on stdio (or on a
+// its session channel at contract.ProxySessionFD and the bootstrap pipe at
+// contract.ProxyBootstrapFD, waits for the bootstrap line, then serves MCP on stdio (or on a
 // loopback HTTP listener with --http) until the agent closes stdin, the host releases it
 // (end-of-file on the bootstrap pipe), the session channel ends, or SIGTERM. It returns
 // the exit code. Logs go to stderr, never to stdout.
@@ -84,19 +81,19 @@ func Main(args []string, version string) int {
 		fd  int
 		typ uint32
 		det string
-	}{{host.ProxySessionFD, unix.S_IFSOCK, "session channel"}, {host.ProxyBootstrapFD, unix.S_IFIFO, "bootstrap pipe"}} {
+	}{{contract.ProxySessionFD, unix.S_IFSOCK, "session channel"}, {contract.ProxyBootstrapFD, unix.S_IFIFO, "bootstrap pipe"}} {
 		var st unix.Stat_t
 		if err := unix.Fstat(c.fd, &st); err != nil || st.Mode&unix.S_IFMT != c.typ {
 			log.Error("missing inherited descriptor; a proxy is started by its host", "fd", c.fd, "want", c.det)
 			return ExitUsage
 		}
 	}
-	boot, err := wire.FileFromFD(host.ProxyBootstrapFD, "bootstrap") // pollable, close-on-exec
+	boot, err := wire.FileFromFD(contract.ProxyBootstrapFD, "bootstrap") // pollable, close-on-exec
 	if err != nil {
 		log.Error("open bootstrap pipe", "err", err)
 		return ExitError
 	}
-	sessFile, err := wire.FileFromFD(host.ProxySessionFD, "session")
+	sessFile, err := wire.FileFromFD(contract.ProxySessionFD, "session")
 	if err != nil {
 		log.Error("open session channel", "err", err)
 		return ExitError
@@ -182,26 +179,19 @@ var (
 	errSessionGone = errors.New("session channel ended")
 )
 
-// bootstrap is the parsed bootstrap line.
-type bootstrap struct {
-	Generation []byte
-	Version    uint32
-	HTTPToken  string
-}
-
 // readBootstrap reads the bootstrap line from br (buffering f) within timeout.
-func readBootstrap(f *os.File, br *bufio.Reader, timeout time.Duration) (bootstrap, error) {
+func readBootstrap(f *os.File, br *bufio.Reader, timeout time.Duration) (contract.Bootstrap, error) {
 	_ = f.SetReadDeadline(time.Now().Add(timeout)) // pipes from os.Pipe are pollable
 	defer func() { _ = f.SetReadDeadline(time.Time{}) }()
 	var line []byte
 	for {
 		chunk, isPrefix, err := br.ReadLine()
 		if err != nil {
-			return bootstrap{}, fmt.Errorf("read bootstrap: %w", err)
+			return contract.Bootstrap{}, fmt.Errorf("read bootstrap: %w", err)
 		}
 		line = append(line, chunk...)
 		if len(line) > maxBootstrapLine {
-			return bootstrap{}, errors.New("bootstrap line too long")
+			return contract.Bootstrap{}, errors.New("bootstrap line too long")
 		}
 		if !isPrefix {
 			break
@@ -210,44 +200,17 @@ func readBootstrap(f *os.File, br *bufio.Reader, timeout time.Duration) (bootstr
 	return parseBootstrap(string(line))
 }
 
-// parseBootstrap parses host.ProxyBootstrapPrefix + " generation=… version=…[ http-token=…]".
-func parseBootstrap(line string) (bootstrap, error) {
-	fields := strings.Split(line, " ")
-	if len(fields) < 3 || fields[0] != host.ProxyBootstrapPrefix {
-		return bootstrap{}, fmt.Errorf("bootstrap line does not start with %q and two fields", host.ProxyBootstrapPrefix)
+// parseBootstrap parses the bootstrap line (contract.ParseBootstrap) and holds its HTTP
+// token, if any, to the proxy's rule for bearer tokens (CheckToken).
+func parseBootstrap(line string) (contract.Bootstrap, error) {
+	b, err := contract.ParseBootstrap(line)
+	if err != nil {
+		return contract.Bootstrap{}, err
 	}
-	var b bootstrap
-	seen := map[string]bool{}
-	for _, f := range fields[1:] {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok || seen[k] {
-			return bootstrap{}, fmt.Errorf("bootstrap field %q is malformed or repeated", k)
+	if b.HTTPToken != "" {
+		if err := CheckToken(b.HTTPToken); err != nil {
+			return contract.Bootstrap{}, fmt.Errorf("bootstrap: %w", err)
 		}
-		seen[k] = true
-		switch k {
-		case "generation":
-			g, err := hex.DecodeString(v)
-			if err != nil || len(g) != 16 {
-				return bootstrap{}, errors.New("bootstrap generation is not 32 hex digits")
-			}
-			b.Generation = g
-		case "version":
-			n, err := strconv.ParseUint(v, 10, 32)
-			if err != nil || n == 0 {
-				return bootstrap{}, errors.New("bootstrap version is not a positive number")
-			}
-			b.Version = uint32(n)
-		case "http-token":
-			if err := CheckToken(v); err != nil {
-				return bootstrap{}, fmt.Errorf("bootstrap: %w", err)
-			}
-			b.HTTPToken = v
-		default:
-			return bootstrap{}, fmt.Errorf("bootstrap field %q is unknown", k)
-		}
-	}
-	if b.Generation == nil || b.Version == 0 {
-		return bootstrap{}, errors.New("bootstrap lacks generation or version")
 	}
 	return b, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
 )
 
 // ForwardArgs checks the arguments of a tools/call before they are forwarded: absent and

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/cua-host/cua-host/host/client"
-	"github.com/cua-host/cua-host/host/mcpproxy"
+	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/mcpproxy"
 )
 
 // A refusal becomes an isError result whose structuredContent carries the outcome and the

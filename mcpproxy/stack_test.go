@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cua-host/cua-host/client"
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/host/client"
 )
 
 // testLogger logs to the test's output at debug level when CUA_TEST_VERBOSE is set.

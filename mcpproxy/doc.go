@@ -16,5 +16,5 @@
 // and cancellation forwarded to the worker.
 //
 // It is not for embedding programs that want to call tools from Go: they use host.Session
-// or host/client directly.
+// or package client directly.
 package mcpproxy

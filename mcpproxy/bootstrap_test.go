@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 var testGen = []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
@@ -13,10 +13,10 @@ var testGen = []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 func TestBootstrapRoundTrip(t *testing.T) {
 	tests := []struct {
 		name string
-		in   host.ProxyBootstrap
+		in   contract.Bootstrap
 	}{
-		{name: "stdio", in: host.ProxyBootstrap{Generation: testGen, Version: 1}},
-		{name: "http", in: host.ProxyBootstrap{Generation: testGen, Version: 7, HTTPToken: testToken}},
+		{name: "stdio", in: contract.Bootstrap{Generation: testGen, Version: 1}},
+		{name: "http", in: contract.Bootstrap{Generation: testGen, Version: 7, HTTPToken: testToken}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestBootstrapRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []host.ProxyBootstrap{
+	for _, bad := range []contract.Bootstrap{
 		{Generation: testGen[:15], Version: 1},
 		{Generation: testGen},
 		{Generation: testGen, Version: 1, HTTPToken: "a b"},

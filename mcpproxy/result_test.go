@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
 )
 
 func TestForwardArgs(t *testing.T) {

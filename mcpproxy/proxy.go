@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cua-host/cua-host/host/client"
+	"github.com/cua-host/cua-host/client"
 )
 
 // Caller is the session channel as the proxy uses it; *client.Conn implements it.

@@ -1,0 +1,26 @@
+package contract
+
+// Protocol versions this build speaks, on the control channel and on session channels.
+// The host offers [MinProtocolVersion, MaxProtocolVersion] in Hello; the worker chooses
+// one inside it; every frame and envelope carries the chosen one.
+const (
+	MinProtocolVersion = 1
+	MaxProtocolVersion = 1
+)
+
+// GenerationLen is the length of a worker generation in bytes (128 random bits, minted by
+// the host for each worker and stamped on every session envelope).
+const GenerationLen = 16
+
+// Descriptor numbers at which children inherit their channels (exec.Cmd.ExtraFiles
+// places them at 3, 4, … in order).
+const (
+	// WorkerControlFD is the worker's end of its control channel (SOCK_SEQPACKET).
+	WorkerControlFD = 3
+	// ProxySessionFD is the proxy's end of its one session channel (SOCK_STREAM).
+	ProxySessionFD = 3
+	// ProxyBootstrapFD is the read end of the proxy's bootstrap pipe: one line
+	// (Bootstrap) once the session is bound, then end-of-file when the host lets the
+	// proxy go.
+	ProxyBootstrapFD = 4
+)
