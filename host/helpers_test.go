@@ -3,12 +3,13 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 )
 
 // testLogger logs to the test's output at debug level when CUA_TEST_VERBOSE is set.
@@ -59,15 +60,7 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // processGone reports whether pid no longer runs (absent, or a zombie).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
-}
+func processGone(pid int) bool { return !procfs.Alive(pid) }
 
 // waitGone waits up to limit for pid to go and returns how long it took.
 func waitGone(pid int, limit time.Duration) (time.Duration, bool) {
