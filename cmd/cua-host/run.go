@@ -217,7 +217,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		ProtectAncestors: true,
 		Ceiling:          cfg.setup.ceiling,
 		Policy:           cfg.setup.policy,
-		Consent:          cfg.setup.consentFor(d),
+		Consent:          cfg.setup.consentFor(d, log),
 	})
 	if err != nil {
 		h = nil

@@ -67,8 +67,8 @@ func TestMain(m *testing.M) {
 }
 
 // newRegistry is the shipped desktop registry plus the test-only tools (marker, noop…).
-func newRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error) {
-	reg, closer, err := worker.DesktopRegistry(ctx, hello)
+func newRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) (*tool.Registry, io.Closer, error) {
+	reg, closer, err := worker.DesktopRegistry(ctx, hello, log)
 	if err != nil {
 		return nil, nil, err
 	}
