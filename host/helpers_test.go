@@ -3,29 +3,15 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cua-host/cua-host/internal/procfs"
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // testLogger logs to the test's output at debug level when CUA_TEST_VERBOSE is set.
-func testLogger(t testing.TB) *slog.Logger {
-	if os.Getenv("CUA_TEST_VERBOSE") == "" {
-		return slog.New(slog.DiscardHandler)
-	}
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
+var testLogger = testkit.Logger
 
 func startHost(t testing.TB, opts Options) *Host {
 	t.Helper()
