@@ -10,18 +10,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/cua-host/cua-host/internal/testworker"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
-func TestMain(m *testing.M) {
-	testworker.MaybeRun() // the re-executed test binary becomes a worker here
-	if os.Getenv("GORACE") == "" {
-		// Race-built workers otherwise sleep a second at exit (host/env_race.go).
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(fuzzkit.RunTests(m)) }
 
 func frame(t *testing.T, env *cuav1.Envelope) []byte {
 	t.Helper()
