@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/test/fuzzkit"
 )
@@ -17,11 +15,7 @@ func TestMain(m *testing.M) { os.Exit(fuzzkit.RunTests(m)) }
 
 func enc(t *testing.T, f *cuav1.ControlFrame) []byte {
 	t.Helper()
-	b, err := proto.Marshal(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return fuzzkit.Marshal(t, f)
 }
 
 // TestModel checks the reference model's predictions against docs/protocol.md's table.

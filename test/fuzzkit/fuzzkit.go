@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/cua-host/cua-host/host"
@@ -108,4 +109,14 @@ func PrintCounts(w io.Writer, counts map[string]int) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "  %8d  %s\n", counts[k], k)
 	}
+}
+
+// Marshal encodes m for a table test, failing t when it cannot.
+func Marshal(t testing.TB, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

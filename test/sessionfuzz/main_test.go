@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/test/fuzzkit"
 )
@@ -18,10 +16,7 @@ func TestMain(m *testing.M) { os.Exit(fuzzkit.RunTests(m)) }
 
 func frame(t *testing.T, env *cuav1.Envelope) []byte {
 	t.Helper()
-	b, err := proto.Marshal(env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := fuzzkit.Marshal(t, env)
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
 
