@@ -181,15 +181,9 @@ func IsNull(n *yaml.Node) bool {
 // are allowed the values are passed to fn as written (fn resolves them with Node); when
 // they are refused, each value has been checked for anchors and aliases.
 func (w *Walker) Mapping(n *yaml.Node, field string, keys []string, fn func(key string, k, v *yaml.Node) error) error {
-	n, err := w.Node(n, field)
-	if err != nil {
+	n, err := w.open(n, yaml.MappingNode, Problem{Kind: KindNotMapping, Field: field, Keys: keys})
+	if n == nil || err != nil {
 		return err
-	}
-	if w.opts.NullIsEmpty && IsNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return w.fail(Problem{Kind: KindNotMapping, Node: n, Field: field, Keys: keys})
 	}
 	seen := make(map[string]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -225,15 +219,9 @@ func (w *Walker) Mapping(n *yaml.Node, field string, keys []string, fn func(key 
 // Sequence calls fn for each item of the list n, in order, each item visited (an alias
 // resolved, or refused). field names n in problems.
 func (w *Walker) Sequence(n *yaml.Node, field string, fn func(i int, item *yaml.Node) error) error {
-	n, err := w.Node(n, field)
-	if err != nil {
+	n, err := w.open(n, yaml.SequenceNode, Problem{Kind: KindNotSequence, Field: field})
+	if n == nil || err != nil {
 		return err
-	}
-	if w.opts.NullIsEmpty && IsNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return w.fail(Problem{Kind: KindNotSequence, Node: n, Field: field})
 	}
 	for i, item := range n.Content {
 		item, err := w.visit(item, func() string { return fmt.Sprintf("%s[%d]", field, i) })
@@ -245,6 +233,23 @@ func (w *Walker) Sequence(n *yaml.Node, field string, fn func(i int, item *yaml.
 		}
 	}
 	return nil
+}
+
+// open visits n, a mapping or list of kind, and returns it; nil (and no error) when it is
+// a null that stands for an empty one. A node of another kind is the problem notKind.
+func (w *Walker) open(n *yaml.Node, kind yaml.Kind, notKind Problem) (*yaml.Node, error) {
+	n, err := w.Node(n, notKind.Field)
+	if err != nil {
+		return nil, err
+	}
+	if w.opts.NullIsEmpty && IsNull(n) {
+		return nil, nil
+	}
+	if n.Kind != kind {
+		notKind.Node = n
+		return nil, w.fail(notKind)
+	}
+	return n, nil
 }
 
 // join returns the path of key under field ("" is the root).
