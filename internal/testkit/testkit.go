@@ -103,3 +103,10 @@ func CheckLeaks(code int) int {
 	}
 	return code
 }
+
+// NeedPrograms is Require(t, Missing(programs...)): t runs only when every program is on
+// PATH.
+func NeedPrograms(t testing.TB, programs ...string) {
+	t.Helper()
+	Require(t, Missing(programs...))
+}
