@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cua-host/cua-host/internal/strictyaml"
 	"github.com/cua-host/cua-host/policy"
 )
 
@@ -167,10 +167,10 @@ func ParseManifest(data []byte, inv *Inventory) (*Manifest, error) {
 		return nil, &ManifestError{Msg: fmt.Sprintf("manifest is larger than %d bytes", MaxManifestSize)}
 	}
 	sum := sha256.Sum256(data)
-	p := &manifestParser{inv: inv, m: &Manifest{
+	p := newManifestParser(inv, &Manifest{
 		SHA256: hex.EncodeToString(sum[:]),
 		allow:  map[string]bool{}, deny: map[string]bool{}, byExe: map[string]*App{},
-	}}
+	})
 	root, err := p.document(data)
 	if err != nil {
 		return nil, err
@@ -309,6 +309,13 @@ func orUnknown(s string) string {
 type manifestParser struct {
 	inv *Inventory
 	m   *Manifest
+	w   *strictyaml.Walker
+}
+
+func newManifestParser(inv *Inventory, m *Manifest) *manifestParser {
+	p := &manifestParser{inv: inv, m: m}
+	p.w = strictyaml.New(strictyaml.Options{Error: p.problem})
+	return p
 }
 
 func (p *manifestParser) errorf(n *yaml.Node, field, format string, args ...any) error {
@@ -319,109 +326,57 @@ func (p *manifestParser) errorf(n *yaml.Node, field, format string, args ...any)
 	return &ManifestError{Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// problem words a structural problem of the manifest's YAML.
+func (p *manifestParser) problem(pr *strictyaml.Problem) error {
+	n, field := pr.Node, pr.Field
+	switch pr.Kind {
+	case strictyaml.KindSyntax:
+		return &ManifestError{Msg: strings.TrimPrefix(pr.Err.Error(), "yaml: ")}
+	case strictyaml.KindEmpty:
+		return p.errorf(n, "", "empty manifest")
+	case strictyaml.KindSecondDocument:
+		return p.errorf(n, "", "a manifest holds one YAML document; found a second one")
+	case strictyaml.KindNotOneDocument:
+		return p.errorf(n, "", "expected one YAML document")
+	case strictyaml.KindAlias:
+		return p.errorf(n, field, "anchors and aliases are not allowed in a manifest")
+	case strictyaml.KindNotMapping:
+		return p.errorf(n, field, "must be a mapping with keys %s", strings.Join(pr.Keys, ", "))
+	case strictyaml.KindNotSequence:
+		return p.errorf(n, field, "must be a list")
+	case strictyaml.KindMergeKey:
+		return p.errorf(n, field, "merge keys are not allowed in a manifest")
+	case strictyaml.KindKeyNotString:
+		return p.errorf(n, field, "keys must be strings")
+	case strictyaml.KindUnknownKey:
+		what := field
+		if what == "" {
+			what = "the manifest"
+		}
+		return p.errorf(n, field, "unknown key %q in %s; expected %s", pr.Key, what, strings.Join(pr.Keys, ", "))
+	case strictyaml.KindDuplicateKey:
+		return p.errorf(n, field, "duplicate key %q", pr.Key)
+	}
+	return p.errorf(n, field, "%v", pr.Kind)
+}
+
 // document returns the root mapping of the manifest's only document.
 func (p *manifestParser) document(data []byte) (*yaml.Node, error) {
 	if !utf8.Valid(data) {
 		return nil, &ManifestError{Msg: "manifest is not valid UTF-8"}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &ManifestError{Msg: "empty manifest"}
-		}
-		return nil, &ManifestError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return nil, &ManifestError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	default:
-		return nil, p.errorf(&next, "", "a manifest holds one YAML document; found a second one")
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, p.errorf(&doc, "", "expected one YAML document")
-	}
-	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-		return nil, p.errorf(root, "", "empty manifest")
-	}
-	return root, nil
-}
-
-// plain refuses anchors, aliases and merge keys: a manifest is small and literal.
-func (p *manifestParser) plain(n *yaml.Node, field string) error {
-	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		return p.errorf(n, field, "anchors and aliases are not allowed in a manifest")
-	}
-	return nil
+	return p.w.Document(data)
 }
 
 // mapping calls fn for each entry of the mapping n in file order; keys must be unique and
-// among keys. field is n's path ("" for the root).
+// among keys, and no anchors, aliases or merge keys. field is n's path ("" for the root).
 func (p *manifestParser) mapping(n *yaml.Node, field string, keys []string, fn func(key string, k, v *yaml.Node) error) error {
-	if err := p.plain(n, field); err != nil {
-		return err
-	}
-	what := field
-	if what == "" {
-		what = "the manifest"
-	}
-	if n.Kind != yaml.MappingNode {
-		return p.errorf(n, field, "must be a mapping with keys %s", strings.Join(keys, ", "))
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if err := p.plain(k, field); err != nil {
-			return err
-		}
-		if err := p.plain(v, join(field, k.Value)); err != nil {
-			return err
-		}
-		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
-			if k.ShortTag() == "!!merge" {
-				return p.errorf(k, field, "merge keys are not allowed in a manifest")
-			}
-			return p.errorf(k, field, "keys must be strings")
-		}
-		if !slices.Contains(keys, k.Value) {
-			return p.errorf(k, field, "unknown key %q in %s; expected %s", k.Value, what, strings.Join(keys, ", "))
-		}
-		if seen[k.Value] {
-			return p.errorf(k, field, "duplicate key %q", k.Value)
-		}
-		seen[k.Value] = true
-		if err := fn(k.Value, k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func join(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
+	return p.w.Mapping(n, field, keys, fn)
 }
 
 // sequence calls fn for each item of the sequence n.
 func (p *manifestParser) sequence(n *yaml.Node, field string, fn func(i int, item *yaml.Node) error) error {
-	if n.Kind != yaml.SequenceNode {
-		return p.errorf(n, field, "must be a list")
-	}
-	for i, item := range n.Content {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		if err := p.plain(item, f); err != nil {
-			return err
-		}
-		if err := fn(i, item); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.w.Sequence(n, field, fn)
 }
 
 func (p *manifestParser) str(n *yaml.Node, field string) (string, error) {

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -24,6 +25,8 @@ type DialogConsentOptions struct {
 	Timeout time.Duration
 	// OnShown, when set, is told where each dialog and its buttons are (tests, benchmarks).
 	OnShown func(personui.Shown)
+	// Logger receives the dialogs' debug logs; nil discards them.
+	Logger *slog.Logger
 }
 
 // ConsentDialog returns a consent provider that asks the person with a dialog window that
@@ -42,7 +45,7 @@ func ConsentDialog(opts DialogConsentOptions) ConsentFunc {
 	return func(ctx context.Context, req ConsentRequest) ConsentDecision {
 		qctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
-		ans, err := personui.Ask(qctx, personui.Options{Display: opts.Display, XAuthority: opts.XAuthority, OnShown: opts.OnShown},
+		ans, err := personui.Ask(qctx, personui.Options{Display: opts.Display, XAuthority: opts.XAuthority, OnShown: opts.OnShown, Logger: opts.Logger},
 			dialogRequest(req, opts.Mode, opts.GrantTTL))
 		switch {
 		case errors.Is(err, personui.ErrDisplay):

@@ -3,28 +3,15 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
-	"os"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/cua-host/cua-host/internal/procfs"
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // testLogger logs to the test's output at debug level when CUA_TEST_VERBOSE is set.
-func testLogger(t testing.TB) *slog.Logger {
-	if os.Getenv("CUA_TEST_VERBOSE") == "" {
-		return slog.New(slog.DiscardHandler)
-	}
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
+var testLogger = testkit.Logger
 
 func startHost(t testing.TB, opts Options) *Host {
 	t.Helper()
@@ -59,15 +46,7 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // processGone reports whether pid no longer runs (absent, or a zombie).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
-}
+func processGone(pid int) bool { return !procfs.Alive(pid) }
 
 // waitGone waits up to limit for pid to go and returns how long it took.
 func waitGone(pid int, limit time.Duration) (time.Duration, bool) {

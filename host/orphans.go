@@ -1,14 +1,14 @@
 package host
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 )
 
 // BecomeSubreaper marks this process a child subreaper (PR_SET_CHILD_SUBREAPER): a
@@ -37,14 +37,14 @@ func KillOrphans(timeout time.Duration, log *slog.Logger) int {
 	seen := map[int]bool{}
 	deadline := time.Now().Add(timeout)
 	for {
-		kids := childPIDs(os.Getpid())
+		kids := procfs.Children(os.Getpid())
 		if len(kids) == 0 {
 			return len(seen)
 		}
 		for _, pid := range kids {
 			if !seen[pid] {
 				seen[pid] = true
-				log.Debug("killing orphaned descendant", "pid", pid, "comm", comm(pid))
+				log.Debug("killing orphaned descendant", "pid", pid, "comm", procfs.Comm(pid))
 			}
 			_ = unix.Kill(-pid, unix.SIGKILL) // its group, when it leads one
 			_ = unix.Kill(pid, unix.SIGKILL)
@@ -57,25 +57,6 @@ func KillOrphans(timeout time.Duration, log *slog.Logger) int {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// childPIDs lists the processes whose parent is ppid.
-func childPIDs(ppid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p, ok := parentOf(pid); ok && p == ppid {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // AncestorPIDs returns the calling process's ancestors, parent first, up to but not
@@ -98,24 +79,6 @@ func AncestorPIDs() []int {
 
 // parentOf reads the parent pid from /proc/PID/stat.
 func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// pid (comm) state ppid …; comm may contain spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(string(f[1]))
-	return ppid, err == nil
-}
-
-func comm(pid int) string {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-	return string(bytes.TrimSpace(b))
+	st, err := procfs.ReadStat(pid)
+	return st.PPID, err == nil
 }

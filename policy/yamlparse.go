@@ -1,16 +1,16 @@
 package policy
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cua-host/cua-host/internal/strictyaml"
 )
 
 // The YAML schema is checked by walking the parsed node tree rather than by
@@ -39,29 +39,34 @@ const (
 	tagFloat     = "!!float"
 	tagStr       = "!!str"
 	tagTimestamp = "!!timestamp"
-	tagMerge     = "!!merge"
 )
 
-// yamlParser walks one YAML policy file. budget bounds the number of nodes
-// visited, so aliases cannot make the walk much larger than the file.
+// yamlParser walks one YAML policy file. Its walker resolves aliases and bounds
+// the number of nodes visited, so aliases cannot make the walk much larger than
+// the file.
 type yamlParser struct {
-	file   string
-	budget int
-	pol    *yamlPolicy
+	file string
+	w    *strictyaml.Walker
+	pol  *yamlPolicy
 }
 
 // parseYAML parses and validates one YAML policy file.
 func parseYAML(file string, data []byte) (*yamlPolicy, error) {
 	p := &yamlParser{
-		file:   file,
-		budget: 2*len(data) + 1024,
+		file: file,
 		pol: &yamlPolicy{
 			deny:  map[string]bool{},
 			allow: map[string]bool{},
 			rules: map[string][]yamlRule{},
 		},
 	}
-	root, err := p.document(data)
+	p.w = strictyaml.New(strictyaml.Options{
+		Aliases:     true,
+		NullIsEmpty: true,
+		Budget:      2*len(data) + 1024,
+		Error:       p.problem,
+	})
+	root, err := p.w.Document(data)
 	if err != nil {
 		return nil, err
 	}
@@ -77,35 +82,34 @@ func parseYAML(file string, data []byte) (*yamlPolicy, error) {
 	return p.pol, nil
 }
 
-// document returns the root node of the file's only YAML document.
-func (p *yamlParser) document(data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, invalidf("%s: empty YAML policy (write {} for a policy that allows nothing)", p.file)
-		}
-		return nil, &problem{msg: p.file + ": " + err.Error(), kind: ErrInvalid, cause: err}
+// problem words a structural problem of the file's YAML.
+func (p *yamlParser) problem(pr *strictyaml.Problem) error {
+	n, what := pr.Node, pr.Field
+	switch pr.Kind {
+	case strictyaml.KindSyntax:
+		return &problem{msg: p.file + ": " + pr.Err.Error(), kind: ErrInvalid, cause: pr.Err}
+	case strictyaml.KindEmpty:
+		return invalidf("%s: empty YAML policy (write {} for a policy that allows nothing)", p.file)
+	case strictyaml.KindSecondDocument:
+		return p.errorf(n, "a policy file holds one YAML document; found a second one")
+	case strictyaml.KindNotOneDocument:
+		return p.errorf(n, "expected one YAML document")
+	case strictyaml.KindTooComplex:
+		return p.errorf(n, "policy too complex: too many YAML nodes after expanding aliases")
+	case strictyaml.KindNotMapping:
+		return p.errorf(n, "%s must be a mapping", what)
+	case strictyaml.KindNotSequence:
+		return p.errorf(n, "%s must be a list", what)
+	case strictyaml.KindMergeKey:
+		return p.errorf(n, "merge keys (<<) are not supported in %s", what)
+	case strictyaml.KindKeyNotString:
+		return p.errorf(n, "keys in %s must be strings", what)
+	case strictyaml.KindDuplicateKey:
+		return p.errorf(n, "duplicate key %s in %s (first at line %d)", quoteName(pr.Key), what, pr.FirstLine)
+	case strictyaml.KindUnknownKey:
+		return p.errorf(n, "unknown key %s in %s; expected %s", quoteName(pr.Key), what, strings.Join(pr.Keys, ", "))
 	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return nil, &problem{msg: p.file + ": " + err.Error(), kind: ErrInvalid, cause: err}
-	default:
-		return nil, p.errorf(&next, "a policy file holds one YAML document; found a second one")
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, p.errorf(&doc, "expected one YAML document")
-	}
-	root, err := p.node(doc.Content[0])
-	if err != nil {
-		return nil, err
-	}
-	if isNull(root) {
-		return nil, invalidf("%s: empty YAML policy (write {} for a policy that allows nothing)", p.file)
-	}
-	return root, nil
+	return p.errorf(n, "%v in %s", pr.Kind, what)
 }
 
 // errorf returns an ErrInvalid problem located at n.
@@ -115,84 +119,23 @@ func (p *yamlParser) errorf(n *yaml.Node, format string, args ...any) error {
 
 // node resolves an alias and charges the visit to the budget.
 func (p *yamlParser) node(n *yaml.Node) (*yaml.Node, error) {
-	p.budget--
-	if p.budget < 0 {
-		return nil, p.errorf(n, "policy too complex: too many YAML nodes after expanding aliases")
-	}
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n, nil
+	return p.w.Node(n, "")
 }
 
 // isNull reports whether n is an explicit or empty null.
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == tagNull
-}
+func isNull(n *yaml.Node) bool { return strictyaml.IsNull(n) }
 
 // mapping calls fn for each entry of the mapping n in file order. A null n
 // is an empty mapping. Keys must be unique strings; when keys is not nil,
 // they must also be among keys. what names the mapping in messages.
 func (p *yamlParser) mapping(n *yaml.Node, what string, keys []string, fn func(key string, k, v *yaml.Node) error) error {
-	n, err := p.node(n)
-	if err != nil {
-		return err
-	}
-	if isNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return p.errorf(n, "%s must be a mapping", what)
-	}
-	seen := make(map[string]int, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, err := p.node(n.Content[i])
-		if err != nil {
-			return err
-		}
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == tagMerge {
-			return p.errorf(k, "merge keys (<<) are not supported in %s", what)
-		}
-		if k.Kind != yaml.ScalarNode || k.ShortTag() != tagStr {
-			return p.errorf(k, "keys in %s must be strings", what)
-		}
-		if line, dup := seen[k.Value]; dup {
-			return p.errorf(k, "duplicate key %s in %s (first at line %d)", quoteName(k.Value), what, line)
-		}
-		seen[k.Value] = k.Line
-		if keys != nil && !slices.Contains(keys, k.Value) {
-			return p.errorf(k, "unknown key %s in %s; expected %s", quoteName(k.Value), what, strings.Join(keys, ", "))
-		}
-		if err := fn(k.Value, k, n.Content[i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.w.Mapping(n, what, keys, fn)
 }
 
 // sequence calls fn for each item of the sequence n (aliases resolved). A
 // null n is an empty sequence.
 func (p *yamlParser) sequence(n *yaml.Node, what string, fn func(i int, item *yaml.Node) error) error {
-	n, err := p.node(n)
-	if err != nil {
-		return err
-	}
-	if isNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return p.errorf(n, "%s must be a list", what)
-	}
-	for i, item := range n.Content {
-		item, err := p.node(item)
-		if err != nil {
-			return err
-		}
-		if err := fn(i, item); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.w.Sequence(n, what, fn)
 }
 
 // allow parses allow: null, a mapping {tools, rules}, or a flat list mixing

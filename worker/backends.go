@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/desktop"
@@ -15,9 +14,12 @@ import (
 
 // DesktopRegistry is the Config.NewRegistry of a shipped worker: the X11 desktop tools on
 // the display the host named in Hello. Without a usable display the tools are still
-// registered and refuse with `unsupported`, so the worker starts and says why.
-func DesktopRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error) {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+// registered and refuse with `unsupported`, so the worker starts and says why. The backend
+// and the tools log to log; nil discards.
+func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) (*tool.Registry, io.Closer, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	reg := tool.NewRegistry()
 	name := hello.GetDisplay().GetName()
 	var b *x11.Backend

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/cua-host/cua-host/authz"
@@ -25,7 +26,7 @@ func inProcess(tb testing.TB, register func(*tool.Registry)) *client.Conn {
 	wc, _ := wire.NewControlConn(workerEnd)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), wc, Config{NewRegistry: func(ctx context.Context, h *cuav1.Hello) (*tool.Registry, io.Closer, error) {
+		done <- Run(context.Background(), wc, Config{NewRegistry: func(ctx context.Context, h *cuav1.Hello, _ *slog.Logger) (*tool.Registry, io.Closer, error) {
 			reg := tool.NewRegistry()
 			if register != nil {
 				register(reg)

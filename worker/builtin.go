@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
@@ -18,7 +19,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Name:        "health_report",
 		Description: "Report the worker's pid, generation, protocol version and which backends are available.",
 		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
-		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+		Annotations: desktop.Annotations("health_report"),
 		Quick:       true,
 		Handler:     w.healthReport,
 	})
@@ -26,7 +27,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Name:        "get_session",
 		Description: "Describe the calling session: label, mode, expiry and manifest hash.",
 		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
-		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+		Annotations: desktop.Annotations("get_session"),
 		Quick:       true,
 		Handler:     w.getSession,
 	})
@@ -34,7 +35,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Name:        "end_session",
 		Description: "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended.",
 		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
-		Annotations: tool.Annotations{Destructive: true, Idempotent: true},
+		Annotations: desktop.Annotations("end_session"),
 		Handler:     w.endSession,
 	})
 }

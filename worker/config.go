@@ -19,8 +19,9 @@ type Config struct {
 	// is sent; it may open backends (the X display named in hello.Display). The returned
 	// closer, if any, is closed when the worker stops; when it also implements Desktop
 	// (*x11.Backend does), the authorizer resolves window targets through it, and without
-	// one every call that names a window is refused. Nil means an empty registry.
-	NewRegistry func(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error)
+	// one every call that names a window is refused. log is Logger, for the backends and
+	// tools to log to. Nil means an empty registry.
+	NewRegistry func(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) (*tool.Registry, io.Closer, error)
 	// ExtraInventory classifies tools that only this worker registers, on top of the
 	// shipped inventory (authz.DefaultInventory). internal/testworker uses it for its
 	// test-only tools; shipped workers leave it nil, so an unreviewed tool is refused with

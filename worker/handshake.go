@@ -73,7 +73,7 @@ func (w *worker) handshake(ctx context.Context) error {
 
 	reg := tool.NewRegistry()
 	if w.cfg.NewRegistry != nil {
-		r, closer, err := w.cfg.NewRegistry(ctx, hello)
+		r, closer, err := w.cfg.NewRegistry(ctx, hello, w.log)
 		if err != nil {
 			w.controlError(0, authz.CodeInvalidRequest, "start backends: %v", err)
 			return fmt.Errorf("hello: start backends: %w", err)

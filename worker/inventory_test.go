@@ -19,7 +19,7 @@ var _ Desktop = (*x11.Backend)(nil)
 // annotations, and every exposed entry is registered.
 func TestInventoryCoversShippedRegistry(t *testing.T) {
 	hello := &cuav1.Hello{Display: &cuav1.DisplayFacts{}} // no display: the tools register anyway
-	reg, closer, err := DesktopRegistry(context.Background(), hello)
+	reg, closer, err := DesktopRegistry(context.Background(), hello, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,12 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 )
 
 // procInfo is what the authorizer reads about one process from /proc.
@@ -44,11 +42,7 @@ func (c *procCache) read(pid int) procInfo {
 	if !ok {
 		return procInfo{}
 	}
-	dir := "/proc/" + strconv.Itoa(pid)
-	var st syscall.Stat_t
-	if err := syscall.Stat(dir+"/exe", &st); err == nil {
-		info.dev, info.ino = st.Dev, st.Ino
-	}
+	info.dev, info.ino = procfs.ExeID(pid)
 	c.mu.Lock()
 	cached, hit := c.m[pid]
 	c.mu.Unlock()
@@ -56,8 +50,8 @@ func (c *procCache) read(pid int) procInfo {
 		info.exe = cached.exe
 		return info
 	}
-	if exe, err := os.Readlink(dir + "/exe"); err == nil {
-		info.exe = strings.TrimSuffix(exe, " (deleted)")
+	if exe, err := procfs.Exe(pid); err == nil {
+		info.exe = exe
 	}
 	// Cache only what a second read confirms belongs to the same process.
 	if again, ok := readStat(pid); ok && again.start == info.start && info.ino != 0 {
@@ -71,73 +65,24 @@ func (c *procCache) read(pid int) procInfo {
 	return info
 }
 
-// readStat reads state, ppid and start time from /proc/PID/stat.
+// readStat reads state, ppid and start time from /proc/PID/stat; a zombie is not ok.
 func readStat(pid int) (procInfo, bool) {
-	var info procInfo
-	if pid <= 0 {
-		return info, false
-	}
-	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return info, false
-	}
-	var buf [1024]byte
-	n, err := syscall.Read(fd, buf[:])
-	syscall.Close(fd)
-	if err != nil || n <= 0 {
-		return info, false
-	}
-	return parseStat(buf[:n])
+	st, err := procfs.ReadStat(pid)
+	return statInfo(st, err)
 }
 
-// parseStat parses the state, ppid and start time out of a /proc/PID/stat line.
+// parseStat parses the state, ppid and start time out of a /proc/PID/stat line; a zombie
+// is not ok.
 func parseStat(stat []byte) (procInfo, bool) {
-	var info procInfo
-	// The command name may contain spaces and parentheses: fields start after the last ')'.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return info, false
-	}
-	// Field 3 is the state, 4 the ppid, 22 the start time.
-	field := 3
-	for rest := stat[i+2:]; len(rest) > 0 && field <= 22; field++ {
-		j := bytes.IndexByte(rest, ' ')
-		if j < 0 {
-			j = len(rest)
-		}
-		f := rest[:j]
-		switch field {
-		case 3:
-			if len(f) == 1 && (f[0] == 'Z' || f[0] == 'X') {
-				return info, false
-			}
-		case 4:
-			info.ppid = atoi(f)
-		case 22:
-			info.start = uint64(atoi(f))
-		}
-		if j == len(rest) {
-			rest = nil
-		} else {
-			rest = rest[j+1:]
-		}
-	}
-	if field <= 22 {
-		return info, false
-	}
-	info.alive = true
-	return info, true
+	st, err := procfs.ParseStat(stat)
+	return statInfo(st, err)
 }
 
-func atoi(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return n
-		}
-		n = n*10 + int(c-'0')
+func statInfo(st procfs.Stat, err error) (procInfo, bool) {
+	if err != nil || !st.Alive() {
+		return procInfo{}, false
 	}
-	return n
+	return procInfo{alive: true, ppid: st.PPID, start: st.StartTime}, true
 }
 
 // protector decides the hard invariant "never target cua-host itself": the host, the
@@ -174,10 +119,7 @@ func newProtector(helloPIDs []int32) *protector {
 			p.pids[int(pid)] = true
 		}
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat("/proc/self/exe", &st); err == nil {
-		p.selfDev, p.selfIno = st.Dev, st.Ino
-	}
+	p.selfDev, p.selfIno = procfs.ExeID(os.Getpid())
 	return p
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -201,7 +202,7 @@ func startTestWorker(t testing.TB, o testWorkerOptions) *testHost {
 	}
 	extra := append([]authz.Entry{authz.MetadataOnly("noop", "test", authz.R0, authz.ResourceNone, authz.Annotations{})}, o.extra...)
 	cfg := Config{
-		NewRegistry: func(ctx context.Context, h *cuav1.Hello) (*tool.Registry, io.Closer, error) {
+		NewRegistry: func(ctx context.Context, h *cuav1.Hello, _ *slog.Logger) (*tool.Registry, io.Closer, error) {
 			reg := tool.NewRegistry()
 			if o.register != nil {
 				o.register(reg)

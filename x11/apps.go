@@ -2,11 +2,10 @@ package x11
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 )
 
 // App is a process that owns at least one top-level window.
@@ -50,30 +49,12 @@ func (b *Backend) Apps(ctx context.Context) ([]App, error) {
 
 // ProcessExecutable returns the resolved /proc/PID/exe and a short name for pid.
 func ProcessExecutable(pid int) (exe, name string) {
-	p := "/proc/" + strconv.Itoa(pid)
-	exe, _ = os.Readlink(p + "/exe")
-	exe = strings.TrimSuffix(exe, " (deleted)")
+	exe, _ = procfs.Exe(pid)
 	if exe != "" {
-		name = filepath.Base(exe)
+		return exe, filepath.Base(exe)
 	}
-	if comm, err := os.ReadFile(p + "/comm"); err == nil && name == "" {
-		name = strings.TrimSpace(string(comm))
-	}
-	return exe, name
+	return exe, procfs.Comm(pid)
 }
 
 // ProcessAlive reports whether a process with pid exists (and is not a zombie).
-func ProcessAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(st)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z' && s[i+2] != 'X'
-	}
-	return true
-}
+func ProcessAlive(pid int) bool { return procfs.Alive(pid) }

@@ -3,13 +3,13 @@ package x11_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cua-host/cua-host/internal/testkit"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -33,14 +33,7 @@ func run(t *testing.T, b *x11.Backend, argv ...string) int {
 // backend can. Closing the backend revokes the authorization.
 func TestUntrustedLaunches(t *testing.T) {
 	harness.Require(t)
-	for _, p := range []string{"xwd", "xdpyinfo", "sh", "grep", "cp"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI is set and %s is missing", p)
-			}
-			t.Skipf("%s is missing", p)
-		}
-	}
+	testkit.NeedPrograms(t, "xwd", "xdpyinfo", "sh", "grep", "cp")
 	xl := harness.StartXevlog(t, harness.XevlogOptions{Title: "trusted-target"})
 	trusted := open(t)
 	activate(t, trusted, xl.Window)

@@ -79,7 +79,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ProtectAncestors: true,
 		Ceiling:          setup.ceiling,
 		Policy:           setup.policy,
-		Consent:          setup.consentFor(disp),
+		Consent:          setup.consentFor(disp, log),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)

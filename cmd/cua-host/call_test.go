@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // buildBinary builds cua-host once per test run.
@@ -23,14 +25,7 @@ func buildBinary(t *testing.T) string {
 
 func requireDisplayPrograms(t *testing.T) {
 	t.Helper()
-	for _, prog := range []string{"Xvfb", "openbox", "dbus-daemon"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing (scripts/setup.sh installs it)", prog)
-			}
-			t.Skipf("%s is missing", prog)
-		}
-	}
+	testkit.NeedPrograms(t, "Xvfb", "openbox", "dbus-daemon")
 }
 
 // TestCallCLI drives the shipped binary: `cua-host call` prints one JSON object and exits

@@ -183,7 +183,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 			ProtectAncestors: true,
 			Ceiling:          cfg.setup.ceiling,
 			Policy:           cfg.setup.policy,
-			Consent:          cfg.setup.consentFor(d),
+			Consent:          cfg.setup.consentFor(d, log),
 		},
 		Proxy: host.ProxyOptions{
 			Logger: log,

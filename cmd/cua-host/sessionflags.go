@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -138,8 +139,8 @@ func truthy(v string) bool {
 // consentFor returns the consent provider for the display the worker drives: the one
 // --consent names, or by default a dialog on a display shared with a person and none
 // (deny) on a private display, where nobody could answer and the display is the session's
-// own anyway.
-func (s *sessionSetup) consentFor(d *displaySetup) host.ConsentFunc {
+// own anyway. A dialog logs to log.
+func (s *sessionSetup) consentFor(d *displaySetup, log *slog.Logger) host.ConsentFunc {
 	kind := s.consent
 	if kind == "" {
 		kind = "dialog"
@@ -151,7 +152,7 @@ func (s *sessionSetup) consentFor(d *displaySetup) host.ConsentFunc {
 	case "tty":
 		return host.ConsentTTY(host.TTYConsentOptions{})
 	case "dialog":
-		return host.ConsentDialog(host.DialogConsentOptions{Display: d.facts.Name, XAuthority: d.xauthority(), Mode: s.spec.Mode.String()})
+		return host.ConsentDialog(host.DialogConsentOptions{Display: d.facts.Name, XAuthority: d.xauthority(), Mode: s.spec.Mode.String(), Logger: log})
 	}
 	return nil // no provider: consent-needing calls are refused authorization_required
 }

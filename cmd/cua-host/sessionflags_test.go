@@ -99,10 +99,10 @@ func TestSessionFlagsBoundedLifetimes(t *testing.T) {
 	if setup.spec.Mode != authz.Bounded || setup.spec.TTL != 2*time.Hour || setup.spec.IdleTTL != 10*time.Minute || setup.manifest == nil || len(setup.spec.Manifest) == 0 {
 		t.Errorf("setup = %+v, want the manifest's lifetimes", setup.spec)
 	}
-	if setup.consentFor(&displaySetup{facts: host.DisplayFacts{Name: ":9", Private: true}}) != nil {
+	if setup.consentFor(&displaySetup{facts: host.DisplayFacts{Name: ":9", Private: true}}, nil) != nil {
 		t.Error("without --consent, a private display must have no provider (deny)")
 	}
-	if setup.consentFor(&displaySetup{facts: host.DisplayFacts{Name: ":9"}}) == nil {
+	if setup.consentFor(&displaySetup{facts: host.DisplayFacts{Name: ":9"}}, nil) == nil {
 		t.Error("without --consent, a shared display must get the dialog provider")
 	}
 }

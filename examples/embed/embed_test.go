@@ -4,10 +4,10 @@ import (
 	"context"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/cua-host/cua-host/internal/testkit"
 	"github.com/cua-host/cua-host/worker"
 )
 
@@ -21,14 +21,7 @@ func TestMain(m *testing.M) {
 // TestEmbedDemo runs the example end to end on a private display and checks its effects
 // with oracles of its own: the file the terminal wrote and a decodable screenshot.
 func TestEmbedDemo(t *testing.T) {
-	for _, prog := range []string{"Xvfb", "openbox", "dbus-daemon", "xterm"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing (scripts/setup.sh installs it)", prog)
-			}
-			t.Skipf("%s is missing", prog)
-		}
-	}
+	testkit.NeedPrograms(t, "Xvfb", "openbox", "dbus-daemon", "xterm")
 	dir := t.TempDir()
 	if err := run(context.Background(), dir); err != nil {
 		t.Fatalf("run: %v", err)

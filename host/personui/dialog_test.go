@@ -6,12 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 func TestAskEachButton(t *testing.T) {
@@ -259,7 +260,7 @@ func writeXauth(t *testing.T, path, disp string, cookie []byte) {
 }
 
 func TestAskCoveredDialogIgnoresClicks(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := testkit.DebugLogger(t)
 	shown := make(chan Shown, 16)
 	res := make(chan askResult, 1)
 	requireDisplay(t)
@@ -289,13 +290,6 @@ func TestAskCoveredDialogIgnoresClicks(t *testing.T) {
 	if r := waitResult(t, res); r.answer != AllowOnce || r.err != nil {
 		t.Fatalf("Ask = %v, %v, want allow_once, nil", r.answer, r.err)
 	}
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 func TestAskClosedByWindowManager(t *testing.T) {

@@ -12,7 +12,8 @@ import (
 	"github.com/cua-host/cua-host/host/display"
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
-	"go.uber.org/goleak"
+
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // The desktop tests run against a private Xvfb with openbox. Their oracles are programs
@@ -25,33 +26,15 @@ var (
 	skipReason  string
 )
 
-func TestMain(m *testing.M) {
-	code := runTests(m)
-	if err := goleak.Find(); err != nil {
-		fmt.Fprintln(os.Stderr, "goleak:", err)
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testkit.CheckLeaks(runTests(m))) }
 
 func runTests(m *testing.M) int {
-	var missing []string
-	for _, p := range testPrograms {
-		if _, err := exec.LookPath(p); err != nil {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		skipReason = "missing programs: " + strings.Join(missing, ", ")
+	if skipReason = testkit.Missing(testPrograms...); skipReason != "" {
 		return m.Run()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	d, err := display.Start(ctx, display.Options{WindowManager: true, Width: 1280, Height: 800})
+	d, err := testkit.StartDisplay(display.Options{WindowManager: true, Width: 1280, Height: 800})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start display:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer d.Close()
@@ -68,13 +51,7 @@ func runTests(m *testing.M) int {
 // requireDisplay skips (or, with CI set, fails) a test that needs the private display.
 func requireDisplay(t testing.TB) {
 	t.Helper()
-	if skipReason == "" {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and %s", skipReason)
-	}
-	t.Skip(skipReason)
+	testkit.Require(t, skipReason)
 }
 
 // testOptions returns Options for the private display.

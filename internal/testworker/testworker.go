@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -26,7 +27,7 @@ func MaybeRun() {
 }
 
 // NewRegistry returns a registry with the test-only tools.
-func NewRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error) {
+func NewRegistry(ctx context.Context, hello *cuav1.Hello, _ *slog.Logger) (*tool.Registry, io.Closer, error) {
 	reg := tool.NewRegistry()
 	Register(reg)
 	return reg, nil, nil

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host/display"
-	"go.uber.org/goleak"
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // Programs the accessibility tests need on PATH.
@@ -64,45 +64,27 @@ func Require(t testing.TB) {
 	if why == "" {
 		why = Missing()
 	}
-	if why == "" {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and %s", why)
-	}
-	t.Skip(why)
+	testkit.Require(t, why)
 }
 
 // Main starts a private display with a session bus, activates the accessibility bus,
 // runs the tests, stops everything and checks for leaked goroutines. Use it as
 // func TestMain(m *testing.M) { os.Exit(a11yenv.Main(m)) }.
-func Main(m *testing.M) int {
-	code := run(m)
-	if err := goleak.Find(); err != nil {
-		fmt.Fprintln(os.Stderr, "goleak:", err)
-		if code == 0 {
-			code = 1
-		}
-	}
-	return code
-}
+func Main(m *testing.M) int { return testkit.CheckLeaks(run(m)) }
 
 func run(m *testing.M) int {
 	if skipReason = Missing(); skipReason != "" {
 		return m.Run()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	d, err := display.Start(ctx, display.Options{WindowManager: true, SessionBus: true, Width: 1280, Height: 800})
+	d, err := testkit.StartDisplay(display.Options{WindowManager: true, SessionBus: true, Width: 1280, Height: 800})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start display:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer d.Close()
-	for _, kv := range d.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
+	testkit.SetEnv(d)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	b := &Bus{Addr: os.Getenv("DBUS_SESSION_BUS_ADDRESS")}
 	if b.A11yAddr, err = activate(ctx, b.Addr); err != nil {
 		fmt.Fprintln(os.Stderr, "activate the accessibility bus:", err)

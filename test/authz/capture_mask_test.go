@@ -18,6 +18,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // Colours the test chooses; the captures are checked against them, not against anything
@@ -37,14 +38,7 @@ const (
 // image is the mask colour; the session's other window and the uncovered part show.
 func TestCaptureMasksForeignWindows(t *testing.T) {
 	requireDesktop(t)
-	for _, p := range []string{"wmctrl", "xwininfo"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI is set and %s is missing", p)
-			}
-			t.Skipf("%s is missing (run scripts/setup.sh)", p)
-		}
-	}
+	testkit.NeedPrograms(t, "wmctrl", "xwininfo")
 	tools := []string{"launch_app", "zoom", "get_window_state"}
 	modes := []struct {
 		name string

@@ -26,6 +26,7 @@ import (
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
+	"github.com/cua-host/cua-host/internal/testkit"
 	"github.com/cua-host/cua-host/internal/testworker"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
@@ -67,8 +68,8 @@ func TestMain(m *testing.M) {
 }
 
 // newRegistry is the shipped desktop registry plus the test-only tools (marker, noop…).
-func newRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error) {
-	reg, closer, err := worker.DesktopRegistry(ctx, hello)
+func newRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) (*tool.Registry, io.Closer, error) {
+	reg, closer, err := worker.DesktopRegistry(ctx, hello, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,14 +78,7 @@ func newRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Cl
 }
 
 func run(m *testing.M) int {
-	var missing []string
-	for _, p := range programs {
-		if _, err := exec.LookPath(p); err != nil {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		skipReason = "missing programs: " + strings.Join(missing, ", ") + " (run scripts/setup.sh)"
+	if skipReason = testkit.Missing(programs...); skipReason != "" {
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "cua-authz-e2e-")
@@ -117,13 +111,7 @@ func run(m *testing.M) int {
 // requireDesktop skips (or, with CI set, fails) when the display could not be set up.
 func requireDesktop(t testing.TB) {
 	t.Helper()
-	if skipReason == "" {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and %s", skipReason)
-	}
-	t.Skip(skipReason)
+	testkit.Require(t, skipReason)
 }
 
 // xdgEnv is the worker's XDG data directories: the tests' own, then the system's.

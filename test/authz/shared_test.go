@@ -14,6 +14,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/internal/procfs"
 	"github.com/cua-host/cua-host/policy"
 )
 
@@ -26,16 +27,11 @@ func startSharedHost(t testing.TB, opts host.Options) *host.Host {
 // procStart returns a process's start time from /proc (its identity with the pid), or ""
 // when it is gone.
 func procStart(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, err := procfs.ReadStat(pid)
+	if err != nil || st.State == 'Z' {
 		return ""
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 20 || f[0] == "Z" {
-		return ""
-	}
-	return f[19]
+	return strconv.FormatUint(st.StartTime, 10)
 }
 
 // displayProcess returns the pid among the test display's processes whose command is comm.

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/cua-host/cua-host/policy"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
 // Descriptor kinds a step can attach to a control frame.
@@ -36,26 +36,11 @@ const (
 	opCall = "call" // a marker call on a session channel
 )
 
-// hexBytes is a byte slice that JSON-encodes as hex, so reproducers are readable.
-type hexBytes []byte
-
-func (h hexBytes) MarshalJSON() ([]byte, error) { return json.Marshal(hex.EncodeToString(h)) }
-
-func (h *hexBytes) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	d, err := hex.DecodeString(s)
-	*h = d
-	return err
-}
-
 // step is one action of a sequence.
 type step struct {
-	Op    string   `json:"op"`
-	Frame hexBytes `json:"frame,omitempty"`
-	FDs   []string `json:"fds,omitempty"`
+	Op    string      `json:"op"`
+	Frame fuzzkit.Hex `json:"frame,omitempty"`
+	FDs   []string    `json:"fds,omitempty"`
 	// Desc says what the generator meant (the model decides what it is).
 	Desc string `json:"desc,omitempty"`
 	// Session is, for opCall, the index of the session channel (in the order "session"

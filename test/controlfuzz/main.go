@@ -35,29 +35,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/internal/testworker"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
-func main() {
-	testworker.MaybeRun() // the re-executed harness becomes a worker here
-	if err := host.SealInheritedFDs(); err != nil {
-		fmt.Fprintln(os.Stderr, "controlfuzz:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout))
-}
+func main() { fuzzkit.Main("controlfuzz", run) }
 
 type config struct {
 	duration time.Duration
@@ -90,14 +77,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) int {
 	if c.seed == 0 {
 		c.seed = uint64(time.Now().UnixNano())
 	}
-	if c.out == "" {
-		d, err := os.MkdirTemp("", "controlfuzz-")
-		if err != nil {
-			fmt.Fprintln(stdout, "controlfuzz:", err)
-			return 2
-		}
-		c.out = d
+	out, err := fuzzkit.OutDir("controlfuzz", c.out)
+	if err != nil {
+		fmt.Fprintln(stdout, "controlfuzz:", err)
+		return 2
 	}
+	c.out = out
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		fmt.Fprintln(stdout, "controlfuzz:", err)
 		return 2
@@ -210,19 +195,10 @@ func (s *summary) print(w io.Writer, c config) {
 	fmt.Fprintf(w, "\ncontrolfuzz: seed %d, %v, %d sequences, %d frames (%.0f frames/s), %d marker calls, parallel %d\n",
 		c.seed, s.elapsed.Round(time.Millisecond), s.seqs, s.frames, float64(s.frames)/secs, s.calls, c.parallel)
 	fmt.Fprintf(w, "distinct reactions (%d):\n", len(s.reactions))
-	keys := make([]string, 0, len(s.reactions))
-	for k := range s.reactions {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %8d  %s\n", s.reactions[k], k)
-	}
+	fuzzkit.PrintCounts(w, s.reactions)
 	if len(s.known) > 0 {
 		fmt.Fprintln(w, "known deviations from docs/protocol.md (not counted; -strict counts them):")
-		for k, v := range s.known {
-			fmt.Fprintf(w, "  %8d  %s\n", v, k)
-		}
+		fuzzkit.PrintCounts(w, s.known)
 	}
 	fmt.Fprintf(w, "violations: %d (reproducers in %s)\n", len(s.violations), c.out)
 	if len(s.violations) > 0 {

@@ -7,28 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/cua-host/cua-host/internal/testworker"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
-func TestMain(m *testing.M) {
-	testworker.MaybeRun() // the re-executed test binary becomes a worker here
-	if os.Getenv("GORACE") == "" {
-		// Race-built workers otherwise sleep a second at exit (host/env_race.go).
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(fuzzkit.RunTests(m)) }
 
 func enc(t *testing.T, f *cuav1.ControlFrame) []byte {
 	t.Helper()
-	b, err := proto.Marshal(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return fuzzkit.Marshal(t, f)
 }
 
 // TestModel checks the reference model's predictions against docs/protocol.md's table.

@@ -11,11 +11,11 @@ import (
 	"unicode"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/cua-host/cua-host/policy"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
 // phase is the worker's control-channel state (docs/protocol.md, "States").
@@ -127,7 +127,7 @@ func decodeStrict(b []byte, nfds int) (*cuav1.ControlFrame, string) {
 	if err := proto.Unmarshal(b, f); err != nil {
 		return nil, "malformed_frame"
 	}
-	if hasUnknown(f.ProtoReflect()) {
+	if fuzzkit.HasUnknown(f.ProtoReflect()) {
 		return nil, "unknown_field"
 	}
 	if f.GetProtocolVersion() == 0 {
@@ -144,29 +144,6 @@ func decodeStrict(b []byte, nfds int) (*cuav1.ControlFrame, string) {
 		return nil, "unexpected_fd"
 	}
 	return f, ""
-}
-
-func hasUnknown(m protoreflect.Message) bool {
-	if len(m.GetUnknown()) > 0 {
-		return true
-	}
-	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() != protoreflect.MessageKind {
-			return true
-		}
-		if fd.IsList() {
-			for i := 0; i < v.List().Len(); i++ {
-				if hasUnknown(v.List().Get(i).Message()) {
-					found = true
-				}
-			}
-		} else if hasUnknown(v.Message()) {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // kindName names a frame's body kind.

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
+
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // cuaHost is the cua-host binary built for this run.
@@ -50,14 +52,7 @@ func runTests(m *testing.M) int {
 // need skips (or, when CI is set, fails) the test when a program is missing.
 func need(t testing.TB, progs ...string) {
 	t.Helper()
-	for _, p := range progs {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing and CI is set (scripts/setup.sh installs it)", p)
-			}
-			t.Skipf("%s is not installed (scripts/setup.sh installs it)", p)
-		}
-	}
+	testkit.NeedPrograms(t, progs...)
 }
 
 func needDesktop(t testing.TB) { need(t, "Xvfb", "openbox", "dbus-daemon", "xterm") }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 )
 
 // proc is one process as /proc shows it.
@@ -25,24 +26,13 @@ func (p proc) String() string {
 	return fmt.Sprintf("%d(ppid %d, pgid %d, %c) %s", p.pid, p.ppid, p.pgid, p.state, p.cmdline)
 }
 
-// readProc reads /proc/PID/stat and cmdline.
+// readProc reads /proc/PID/stat, comm and cmdline.
 func readProc(pid int) (proc, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return proc{}, false
 	}
-	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if i < 0 || j < i {
-		return proc{}, false
-	}
-	f := strings.Fields(string(b[j+1:]))
-	if len(f) < 20 {
-		return proc{}, false
-	}
-	p := proc{pid: pid, comm: string(b[i+1 : j]), state: f[0][0]}
-	p.ppid, _ = strconv.Atoi(f[1])
-	p.pgid, _ = strconv.Atoi(f[2])
-	p.start, _ = strconv.ParseUint(f[19], 10, 64)
+	p := proc{pid: pid, ppid: st.PPID, pgid: st.PGID, state: st.State, start: st.StartTime, comm: procfs.Comm(pid)}
 	cl, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " "))
 	return p, true

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/internal/procfs"
 )
 
 // fault is one way to hurt a process.
@@ -140,40 +141,18 @@ func (t *tally) accountProcesses(round string, pids ...int) {
 }
 
 // children lists the processes whose parent is ppid (zombies included).
-func children(ppid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) > 1 && string(f[1]) == strconv.Itoa(ppid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func children(ppid int) []int { return procfs.Children(ppid) }
 
+// procState returns pid's one-letter state, "gone" when it cannot be read, or "?".
 func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, err := procfs.ReadStat(pid)
+	switch {
+	case errors.Is(err, procfs.ErrMalformed):
+		return "?"
+	case err != nil:
 		return "gone"
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return "?"
-	}
-	return string(b[i+2])
+	return string(st.State)
 }
 
 // injector applies a fault to pid after a random delay, unless stopped first.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
 // sstep is one generated action on the victim channel. Envelopes are described, not
@@ -42,23 +42,9 @@ type sstep struct {
 	// Seed drives the mutation's randomness.
 	Seed uint64 `json:"seed,omitempty"`
 	// Raw is sent as is (Op raw).
-	Raw hexBytes `json:"raw,omitempty"`
+	Raw fuzzkit.Hex `json:"raw,omitempty"`
 	// Count is the number of holds a flood sends.
 	Count int `json:"count,omitempty"`
-}
-
-type hexBytes []byte
-
-func (h hexBytes) MarshalJSON() ([]byte, error) { return json.Marshal(hex.EncodeToString(h)) }
-
-func (h *hexBytes) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	d, err := hex.DecodeString(s)
-	*h = d
-	return err
 }
 
 // victimSeq is the steps of one victim channel.

@@ -31,27 +31,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/internal/testworker"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
-func main() {
-	testworker.MaybeRun()
-	if err := host.SealInheritedFDs(); err != nil {
-		fmt.Fprintln(os.Stderr, "sessionfuzz:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout))
-}
+func main() { fuzzkit.Main("sessionfuzz", run) }
 
 func run(ctx context.Context, args []string, stdout io.Writer) int {
 	fs := flag.NewFlagSet("sessionfuzz", flag.ContinueOnError)
@@ -69,13 +56,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) int {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
-	if *out == "" {
-		d, err := os.MkdirTemp("", "sessionfuzz-")
-		if err != nil {
-			fmt.Fprintln(stdout, "sessionfuzz:", err)
-			return 2
-		}
-		*out = d
+	var err error
+	if *out, err = fuzzkit.OutDir("sessionfuzz", *out); err != nil {
+		fmt.Fprintln(stdout, "sessionfuzz:", err)
+		return 2
 	}
 	tmp, err := os.MkdirTemp("", "sessionfuzz-work-")
 	if err != nil {
@@ -116,15 +100,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) int {
 	elapsed := time.Since(start)
 	fmt.Fprintf(stdout, "\nsessionfuzz: seed %d, %v, %d workers, %d victim channels, %d envelopes (%.0f envelopes/s), %d bystander calls\n",
 		*seed, elapsed.Round(time.Millisecond), rounds, total.victims, total.envelopes, float64(total.envelopes)/elapsed.Seconds(), total.bystander)
-	keys := make([]string, 0, len(total.reactions))
-	for k := range total.reactions {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	fmt.Fprintf(stdout, "distinct reactions (%d):\n", len(keys))
-	for _, k := range keys {
-		fmt.Fprintf(stdout, "  %8d  %s\n", total.reactions[k], k)
-	}
+	fmt.Fprintf(stdout, "distinct reactions (%d):\n", len(total.reactions))
+	fuzzkit.PrintCounts(stdout, total.reactions)
 	fmt.Fprintf(stdout, "violations: %d (reproducers in %s)\n", len(total.violations), *out)
 	for _, v := range total.violations {
 		fmt.Fprintln(stdout, "VIOLATION", v)

@@ -8,27 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/cua-host/cua-host/internal/testworker"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
-func TestMain(m *testing.M) {
-	testworker.MaybeRun() // the re-executed test binary becomes a worker here
-	if os.Getenv("GORACE") == "" {
-		// Race-built workers otherwise sleep a second at exit (host/env_race.go).
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(fuzzkit.RunTests(m)) }
 
 func frame(t *testing.T, env *cuav1.Envelope) []byte {
 	t.Helper()
-	b, err := proto.Marshal(env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := fuzzkit.Marshal(t, env)
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
 

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
+	"github.com/cua-host/cua-host/test/fuzzkit"
 )
 
 // Reply expectations for one request. A call's acceptable outcomes are listed as codes:
@@ -108,7 +108,7 @@ func decodeEnvelope(b []byte) (*cuav1.Envelope, string) {
 	if err := proto.Unmarshal(b, env); err != nil {
 		return nil, "malformed"
 	}
-	if hasUnknown(env.ProtoReflect()) {
+	if fuzzkit.HasUnknown(env.ProtoReflect()) {
 		return nil, "unknown field"
 	}
 	if env.GetProtocolVersion() == 0 {
@@ -118,27 +118,6 @@ func decodeEnvelope(b []byte) (*cuav1.Envelope, string) {
 		return nil, "no body"
 	}
 	return env, ""
-}
-
-func hasUnknown(m protoreflect.Message) bool {
-	if len(m.GetUnknown()) > 0 {
-		return true
-	}
-	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() != protoreflect.MessageKind {
-			return true
-		}
-		if fd.IsList() {
-			for i := 0; i < v.List().Len(); i++ {
-				found = found || hasUnknown(v.List().Get(i).Message())
-			}
-		} else {
-			found = hasUnknown(v.Message())
-		}
-		return !found
-	})
-	return found
 }
 
 func refusal(what string, id uint64, code string) sexpect {

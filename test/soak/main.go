@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -45,8 +46,8 @@ func maybeRunWorker() {
 	}
 }
 
-func soakRegistry(ctx context.Context, hello *cuav1.Hello) (*tool.Registry, io.Closer, error) {
-	reg, closer, err := testworker.NewRegistry(ctx, hello)
+func soakRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) (*tool.Registry, io.Closer, error) {
+	reg, closer, err := testworker.NewRegistry(ctx, hello, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,16 +27,16 @@ func (d *desk) appSpecs() []spec {
 		"width": intProp("Width in pixels.", 1, 32767), "height": intProp("Height in pixels.", 1, 32767)}
 	return []spec{
 		{"launch_app", "Start an application on this display and wait for its first window; returns pid and window ids.",
-			schema(nil, launch), action, d.launchApp},
+			schema(nil, launch), d.launchApp},
 		{"kill_app", "Stop a process: SIGTERM, then SIGKILL after a grace period.",
-			schema([]string{"pid"}, map[string]prop{"pid": pidProp, "grace_ms": intProp("Grace before SIGKILL (default 2000).", 0, 30000)}), destructive, d.killApp},
+			schema([]string{"pid"}, map[string]prop{"pid": pidProp, "grace_ms": intProp("Grace before SIGKILL (default 2000).", 0, 30000)}), d.killApp},
 		{"bring_to_front", "Raise a window and give it the keyboard focus.",
-			schema([]string{"pid", "window_id"}, win), idempotent, d.bringToFront},
+			schema([]string{"pid", "window_id"}, win), d.bringToFront},
 		{"set_window_frame", "Move and resize a window; returns the frame the window manager granted.",
-			schema([]string{"pid", "window_id"}, frame), idempotent, d.setFrame},
-		{"clipboard_read", "Read the clipboard as text.", schema(nil, nil), readOnly, d.clipboardRead},
+			schema([]string{"pid", "window_id"}, frame), d.setFrame},
+		{"clipboard_read", "Read the clipboard as text.", schema(nil, nil), d.clipboardRead},
 		{"clipboard_write", "Write text to the clipboard (this worker serves it until another client takes it).",
-			schema([]string{"text"}, map[string]prop{"text": boundedStr("Text.", x11.MaxClipboardBytes)}), idempotent, d.clipboardWrite},
+			schema([]string{"text"}, map[string]prop{"text": boundedStr("Text.", x11.MaxClipboardBytes)}), d.clipboardWrite},
 	}
 }
 

@@ -24,11 +24,11 @@ func (d *desk) keyboardSpecs() []spec {
 	return []spec{
 		{"type_text", "Type text into the focused window, or into pid/window_id after bringing it to the front. Characters missing from the keymap are typed through temporarily remapped keycodes. " +
 			"With an element (element_token and its pid/window_id), the text is appended to an editable element through AT-SPI and read back (no focus change).",
-			schema([]string{"text"}, text), action, d.typeText},
+			schema([]string{"text"}, text), d.typeText},
 		{"press_key", "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
-			schema([]string{"key"}, press), action, d.pressKey},
+			schema([]string{"key"}, press), d.pressKey},
 		{"hotkey", "Press a key combination (modifiers then keys, released in reverse).",
-			schema([]string{"keys"}, hot), action, d.hotkey},
+			schema([]string{"keys"}, hot), d.hotkey},
 	}
 }
 

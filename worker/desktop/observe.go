@@ -28,15 +28,15 @@ func (d *desk) observeSpecs() []spec {
 	}
 	return []spec{
 		{"list_windows", "List top-level windows, top-most first, with pid (server-observed when possible), title, class, frame in desktop coordinates and state.",
-			schema(nil, map[string]prop{"pid": pidProp}), readOnly, d.listWindows},
+			schema(nil, map[string]prop{"pid": pidProp}), d.listWindows},
 		{"list_apps", "List applications (processes owning windows) with executable and window ids.",
-			schema(nil, nil), readOnly, d.listApps},
-		{"get_screen_size", "Return the desktop size in pixels.", schema(nil, nil), readOnly, d.screenSize},
-		{"get_cursor_position", "Return the pointer position in desktop coordinates.", schema(nil, nil), readOnly, d.cursorPosition},
+			schema(nil, nil), d.listApps},
+		{"get_screen_size", "Return the desktop size in pixels.", schema(nil, nil), d.screenSize},
+		{"get_cursor_position", "Return the pointer position in desktop coordinates.", schema(nil, nil), d.cursorPosition},
 		{"get_desktop_state", "Screenshot of the whole desktop, downscaled so its longer side is at most max_dimension (scale reported), plus the window list.",
-			schema(nil, desktopProps), readOnly, d.desktopState},
+			schema(nil, desktopProps), d.desktopState},
 		{"zoom", "Capture a region of a window at full resolution (x1,y1)-(x2,y2), window-relative. Parts covered by windows the session may not see are painted grey (#808080); structuredContent.masked says how much.",
-			schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), readOnly, d.zoom},
+			schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), d.zoom},
 	}
 }
 

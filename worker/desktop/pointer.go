@@ -37,16 +37,16 @@ func (d *desk) pointerSpecs() []spec {
 	return []spec{
 		{"click", "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"); the window is brought to the front first. " +
 			"Or click an element (element_token from get_window_state, with its pid and window_id): through AT-SPI when it can (no pointer motion, no focus change), else at its centre.",
-			schema(nil, clickProps), action, d.clickTool("left", 0)},
-		{"double_click", "Double-click at x,y (see click).", schema(nil, noCount), action, d.clickTool("left", 2)},
-		{"right_click", "Right-click at x,y (see click).", schema(nil, noCount), action, d.clickTool("right", 1)},
-		{"move_cursor", "Move the pointer to x,y (see click for coordinates).", schema(nil, move), idempotent, d.moveCursor},
+			schema(nil, clickProps), d.clickTool("left", 0)},
+		{"double_click", "Double-click at x,y (see click).", schema(nil, noCount), d.clickTool("left", 2)},
+		{"right_click", "Right-click at x,y (see click).", schema(nil, noCount), d.clickTool("right", 1)},
+		{"move_cursor", "Move the pointer to x,y (see click for coordinates).", schema(nil, move), d.moveCursor},
 		{"mouse_button_down", "Press and hold a mouse button at x,y (default: where the pointer is). Released by mouse_button_up or when the session ends.",
-			schema(nil, btn), action, d.buttonTool(true)},
-		{"mouse_button_up", "Release a mouse button at x,y (default: where the pointer is).", schema(nil, btn), action, d.buttonTool(false)},
+			schema(nil, btn), d.buttonTool(true)},
+		{"mouse_button_up", "Release a mouse button at x,y (default: where the pointer is).", schema(nil, btn), d.buttonTool(false)},
 		{"drag", "Press a button at from_x,from_y, move to to_x,to_y in steps over duration_ms, release.",
-			schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), action, d.drag},
-		{"scroll", "Turn the mouse wheel at x,y (buttons 4–7) or over an element; with an element and no direction, scroll the element into view (AT-SPI).", schema(nil, scroll), action, d.scroll},
+			schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), d.drag},
+		{"scroll", "Turn the mouse wheel at x,y (buttons 4–7) or over an element; with an element and no direction, scroll the element into view (AT-SPI).", schema(nil, scroll), d.scroll},
 	}
 }
 

@@ -33,12 +33,12 @@ type desk struct {
 	sessions *sessionStore // element snapshots per session
 }
 
-// spec is one tool before registration.
+// spec is one tool before registration. Its MCP annotations come from the inventory
+// (Annotations).
 type spec struct {
 	name        string
 	description string
 	schema      json.RawMessage
-	ann         tool.Annotations
 	handler     tool.Handler
 }
 
@@ -66,7 +66,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 		if b == nil {
 			h = unavailable(opts.Unavailable)
 		}
-		reg.Register(tool.Tool{Name: s.name, Description: s.description, InputSchema: s.schema, Annotations: s.ann, Handler: h})
+		reg.Register(tool.Tool{Name: s.name, Description: s.description, InputSchema: s.schema, Annotations: Annotations(s.name), Handler: h})
 	}
 }
 
@@ -112,12 +112,18 @@ func unavailable(why error) tool.Handler {
 	}
 }
 
-var (
-	readOnly    = tool.Annotations{ReadOnly: true, Idempotent: true}
-	action      = tool.Annotations{}
-	idempotent  = tool.Annotations{Idempotent: true}
-	destructive = tool.Annotations{Destructive: true}
-)
+// Annotations returns the MCP annotations the shipped inventory gives the tool name, as a
+// registry carries them: the inventory is their only source (tools/list reads it
+// directly). It panics for a tool the inventory does not list, a programmer error at
+// registration.
+func Annotations(name string) tool.Annotations {
+	e, ok := authz.DefaultInventory().Lookup(name)
+	if !ok {
+		panic(fmt.Sprintf("desktop: tool %q is not in the inventory", name))
+	}
+	a := e.Annotations
+	return tool.Annotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+}
 
 func (d *desk) specs() []spec {
 	return append(append(append(append(d.observeSpecs(), d.a11ySpecs()...), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...)

@@ -6,19 +6,17 @@ package harness
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cua-host/cua-host/host/display"
-	"go.uber.org/goleak"
+	"github.com/cua-host/cua-host/internal/testkit"
 )
 
 // Programs the desktop tests need.
@@ -33,26 +31,10 @@ var (
 
 // Main starts the private display, runs the tests and stops everything, then checks for
 // leaked goroutines. Use it as: func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }.
-func Main(m *testing.M) int {
-	code := run(m)
-	if err := goleak.Find(); err != nil {
-		fmt.Fprintln(os.Stderr, "goleak:", err)
-		if code == 0 {
-			code = 1
-		}
-	}
-	return code
-}
+func Main(m *testing.M) int { return testkit.CheckLeaks(run(m)) }
 
 func run(m *testing.M) int {
-	var missing []string
-	for _, p := range Programs {
-		if _, err := exec.LookPath(p); err != nil {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		skipReason = "missing programs: " + strings.Join(missing, ", ") + " (run scripts/setup.sh)"
+	if skipReason = testkit.Missing(Programs...); skipReason != "" {
 		return m.Run()
 	}
 	var err error
@@ -88,29 +70,18 @@ func BuildXevlog(path string) error {
 // StartDisplay starts a private 1280×800 display with openbox and points this process's
 // DISPLAY and XAUTHORITY at it. The caller closes it.
 func StartDisplay() (*display.Display, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	d, err := display.Start(ctx, display.Options{WindowManager: true, Width: 1280, Height: 800})
+	d, err := testkit.StartDisplay(display.Options{WindowManager: true, Width: 1280, Height: 800})
 	if err != nil {
-		return nil, fmt.Errorf("start display: %w", err)
+		return nil, err
 	}
-	for _, kv := range d.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
+	testkit.SetEnv(d)
 	return d, nil
 }
 
 // Require skips (or, with CI set, fails) the test when the display could not be set up.
 func Require(t testing.TB) {
 	t.Helper()
-	if skipReason == "" {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and %s", skipReason)
-	}
-	t.Skip(skipReason)
+	testkit.Require(t, skipReason)
 }
 
 // Display returns the running private display.

@@ -1,0 +1,159 @@
+// Package procfs reads the few facts cua-host needs about a process from Linux's /proc:
+// its parent, state and start time (/proc/PID/stat), its executable (/proc/PID/exe) and
+// its command name (/proc/PID/comm). It is not a general /proc library.
+package procfs
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ErrMalformed is returned for a /proc/PID/stat line that does not parse.
+var ErrMalformed = errors.New("procfs: malformed stat line")
+
+// Stat is what /proc/PID/stat says about a process.
+type Stat struct {
+	PID int
+	// State is the one-letter state: R, S, D, Z (zombie), X (dead), …
+	State byte
+	// PPID and PGID are the parent's pid and the process group.
+	PPID, PGID int
+	// StartTime is the start time in clock ticks after boot: with the pid, the process's
+	// identity (a reused pid has another start time).
+	StartTime uint64
+}
+
+// Alive reports whether the process runs: it is neither a zombie nor dead.
+func (s Stat) Alive() bool { return s.State != 'Z' && s.State != 'X' }
+
+// dir returns /proc/PID.
+func dir(pid int) string { return "/proc/" + strconv.Itoa(pid) }
+
+// ReadStat reads /proc/PID/stat. A pid that is not positive reads as not existing.
+func ReadStat(pid int) (Stat, error) {
+	if pid <= 0 {
+		return Stat{}, os.ErrNotExist
+	}
+	// One read into a stack buffer, without os.File: the authorizer calls this per call.
+	fd, err := syscall.Open(dir(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return Stat{}, &os.PathError{Op: "open", Path: dir(pid) + "/stat", Err: err}
+	}
+	var buf [1024]byte
+	n, err := syscall.Read(fd, buf[:])
+	syscall.Close(fd)
+	if err != nil {
+		return Stat{}, &os.PathError{Op: "read", Path: dir(pid) + "/stat", Err: err}
+	}
+	if n <= 0 {
+		return Stat{}, ErrMalformed
+	}
+	st, err := ParseStat(buf[:n])
+	st.PID = pid
+	return st, err
+}
+
+// ParseStat parses a /proc/PID/stat line up to the start time (field 22).
+func ParseStat(line []byte) (Stat, error) {
+	var st Stat
+	// The command name may contain spaces and parentheses: fields start after the last ')'.
+	i := bytes.LastIndexByte(line, ')')
+	if i < 0 || i+2 >= len(line) {
+		return st, ErrMalformed
+	}
+	st.PID = atoi(bytes.TrimSpace(line[:bytes.IndexByte(line, '(')+1]))
+	field := 3
+	for rest := line[i+2:]; len(rest) > 0 && field <= 22; field++ {
+		j := bytes.IndexByte(rest, ' ')
+		if j < 0 {
+			j = len(rest)
+		}
+		f := rest[:j]
+		switch field {
+		case 3:
+			if len(f) != 1 {
+				return st, ErrMalformed
+			}
+			st.State = f[0]
+		case 4:
+			st.PPID = atoi(f)
+		case 5:
+			st.PGID = atoi(f)
+		case 22:
+			st.StartTime = uint64(atoi(f))
+		}
+		if j == len(rest) {
+			rest = nil
+		} else {
+			rest = rest[j+1:]
+		}
+	}
+	if field <= 22 {
+		return st, ErrMalformed
+	}
+	return st, nil
+}
+
+// atoi parses the leading decimal digits of b.
+func atoi(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return n
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// Alive reports whether a process with pid exists and is neither a zombie nor dead.
+func Alive(pid int) bool {
+	st, err := ReadStat(pid)
+	return err == nil && st.Alive()
+}
+
+// Exe returns /proc/PID/exe resolved, without the " (deleted)" the kernel appends when
+// the file was removed. Another user's process gives a permission error.
+func Exe(pid int) (string, error) {
+	exe, err := os.Readlink(dir(pid) + "/exe")
+	return strings.TrimSuffix(exe, " (deleted)"), err
+}
+
+// ExeID returns the device and inode of the file pid runs (0, 0 when unreadable): a
+// process that called execve runs another file.
+func ExeID(pid int) (dev, ino uint64) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir(pid)+"/exe", &st); err != nil {
+		return 0, 0
+	}
+	return st.Dev, st.Ino
+}
+
+// Comm returns /proc/PID/comm, the command name, or "" when unreadable.
+func Comm(pid int) string {
+	b, _ := os.ReadFile(dir(pid) + "/comm")
+	return string(bytes.TrimSpace(b))
+}
+
+// Children lists the processes whose parent is ppid, zombies included.
+func Children(ppid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := ReadStat(pid); err == nil && st.PPID == ppid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
