@@ -8,7 +8,7 @@ import (
 )
 
 // Pipeline decides calls: stages 4–7 of docs/security.md (hard invariants, policy, risk
-// classification, mode). The worker runs stages 1–3 (decode and context, sanitize, session
+// classification, mode). The worker runs stages 1–3 (decode and authority, sanitize, session
 // state) and resolves the call's Target before it calls Decide, and invokes the tool after.
 // A Pipeline is immutable and safe for concurrent use.
 type Pipeline struct {
@@ -51,7 +51,10 @@ type Decision struct {
 // sanitized call of tool with args by the session c, whose resolved target is t. grants are
 // the session's consent grants (nil: none). The decision depends only on these values: never
 // on another session.
-func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map[string]any, t *Target, grants *Grants, now time.Time) Decision {
+//
+// Preconditions: tool and args are what Sanitize returned for the call; the policy decides
+// on them as they are.
+func (p *Pipeline) Decide(ctx context.Context, c *Authority, tool string, args map[string]any, t *Target, grants *Grants, now time.Time) Decision {
 	// 4. Hard invariants, in every mode.
 	if t.SelfPID != 0 {
 		return refused(Refuse(CodeSelfTargetDenied, "process %d belongs to cua-host or its display and is never a target", t.SelfPID))
@@ -60,7 +63,7 @@ func (p *Pipeline) Decide(ctx context.Context, c *Context, tool string, args map
 		return refused(Refuse(CodeProtectedUIDenied, "the input would land on a window of protected process %d", t.ProtectedUIPID))
 	}
 	// 5. Policy: managed, then user; both must allow. They see the resolved target too.
-	if d := p.policy.DecideTarget(ctx, tool, args, policyTarget(t)); !d.Allow {
+	if d := p.policy.DecideSanitized(ctx, tool, args, policyTarget(t)); !d.Allow {
 		return refused(Refuse(CodePermissionDenied, "%s", d.Reason))
 	}
 	// 6. Risk classification.
@@ -102,7 +105,7 @@ func checkResource(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent b
 
 // Permits reports whether session c, calling the tool of entry e, may touch r without
 // asking anyone: the mode and manifest allow it outright, or grants cover it.
-func Permits(c *Context, e *Entry, r Resource, grants *Grants, now time.Time) bool {
+func Permits(c *Authority, e *Entry, r Resource, grants *Grants, now time.Time) bool {
 	if e == nil {
 		return false
 	}
@@ -113,7 +116,7 @@ func Permits(c *Context, e *Entry, r Resource, grants *Grants, now time.Time) bo
 // owns reports whether a resource that would need consent is the session's own through its
 // context rather than through a launch: the whole display, when the host created it for
 // the session.
-func (c *Context) owns(r Resource) bool {
+func (c *Authority) owns(r Resource) bool {
 	return r.Kind == ResourceDisplay && c.OwnsDisplay
 }
 
@@ -183,7 +186,7 @@ func needsGrant(r Resource) bool {
 
 // Listed reports whether tools/list should offer tool to session c: the tool is classified
 // and exposed, the policy lists it, and a bounded session's manifest allows it.
-func (p *Pipeline) Listed(ctx context.Context, c *Context, tool string) (*Entry, bool) {
+func (p *Pipeline) Listed(ctx context.Context, c *Authority, tool string) (*Entry, bool) {
 	e, r := p.inventory.Classify(tool)
 	if r != nil {
 		return nil, false

@@ -45,9 +45,9 @@ func TestPipelineDecide(t *testing.T) {
 	pol := mustYAMLPolicy(t, "allow: {tools: [click, zoom, kill_app, get_desktop_state, clipboard_read, launch_app, get_screen_size]}\ndeny: {tools: [double_click]}\n")
 	pipe := NewPipeline(pol, nil)
 	man := mustManifest(t, "version: 1\nexpires_after: 1h\nidle_timeout: 10m\nallow: {tools: [click, double_click, get_screen_size, launch_app]}\ndeny: {tools: [zoom]}\nresources: {apps: [{executable: /usr/bin/xterm, launch: true}]}\n")
-	std := &Context{Mode: Standard}
-	bnd := &Context{Mode: Bounded, Manifest: man}
-	unr := &Context{Mode: Unrestricted}
+	std := &Authority{Mode: Standard}
+	bnd := &Authority{Mode: Bounded, Manifest: man}
+	unr := &Authority{Mode: Unrestricted}
 	own := Resource{Kind: ResourceWindow, Op: OpInput, PID: 100, Window: 1, Executable: "/usr/bin/xterm", Owned: true}
 	foreign := Resource{Kind: ResourceWindow, Op: OpInput, PID: 200, Window: 2, Executable: "/usr/bin/firefox"}
 	foreignXterm := Resource{Kind: ResourceWindow, Op: OpInput, PID: 300, Window: 3, Executable: "/usr/bin/xterm"}
@@ -59,7 +59,7 @@ func TestPipelineDecide(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		c       *Context
+		c       *Authority
 		tool    string
 		target  Target
 		grants  *Grants
@@ -94,7 +94,7 @@ func TestPipelineDecide(t *testing.T) {
 		{name: "bounded denied tool", c: bnd, tool: "zoom", target: Target{Resource: own}, want: CodeManifestDenied},
 		{name: "bounded unlisted tool", c: bnd, tool: "get_desktop_state", target: Target{Resource: display}, want: CodeOutsideManifest},
 		{name: "bounded R0 listed", c: bnd, tool: "get_screen_size", target: Target{}},
-		{name: "bounded without manifest", c: &Context{Mode: Bounded}, tool: "get_screen_size", target: Target{}, want: CodeOutsideManifest},
+		{name: "bounded without manifest", c: &Authority{Mode: Bounded}, tool: "get_screen_size", target: Target{}, want: CodeOutsideManifest},
 		{name: "bounded launch listed", c: bnd, tool: "launch_app", target: Target{Resource: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/xterm"}}},
 		{name: "bounded launch unlisted", c: bnd, tool: "launch_app", target: Target{Resource: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/sh"}}, want: CodeOutsideManifest},
 	}
@@ -141,11 +141,11 @@ func TestGrants(t *testing.T) {
 	}
 }
 
-func TestNewContext(t *testing.T) {
+func TestNewAuthority(t *testing.T) {
 	ceiling := Ceiling{AllowedModes: []Mode{Standard, Bounded}, MaxSessionTTL: 24 * time.Hour, MaxIdleTTL: time.Hour}
 	man := []byte("version: 1\nexpires_after: 2h\nidle_timeout: 5m\nallow: {tools: [click]}\n")
 	sum := mustManifest(t, string(man)).SHA256
-	c, err := NewContext(ceiling, SessionRequest{Label: "b", Mode: Bounded, Manifest: man, ManifestSHA256: strings.ToUpper(sum), TTL: 8 * time.Hour, IdleTTL: time.Hour}, nil, t0)
+	c, err := NewAuthority(ceiling, SessionRequest{Label: "b", Mode: Bounded, Manifest: man, ManifestSHA256: strings.ToUpper(sum), TTL: 8 * time.Hour, IdleTTL: time.Hour}, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +165,8 @@ func TestNewContext(t *testing.T) {
 		{name: "idle too long", req: SessionRequest{Mode: Standard, TTL: time.Hour, IdleTTL: 2 * time.Hour}, want: "idle TTL"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := NewContext(ceiling, tt.req, nil, t0); err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("NewContext = %v, want an error containing %q", err, tt.want)
+			if _, err := NewAuthority(ceiling, tt.req, nil, t0); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("NewAuthority = %v, want an error containing %q", err, tt.want)
 			}
 		})
 	}
@@ -281,7 +281,7 @@ func TestPropertyUnrestrictedNeverWidensPolicy(t *testing.T) {
 		pipe := NewPipeline(pol, nil)
 		tool := rapid.SampledFrom(toolNames()).Draw(t, "tool")
 		tg := genTarget().Draw(t, "target")
-		d := pipe.Decide(context.Background(), &Context{Mode: Unrestricted}, tool, nil, &tg, nil, t0)
+		d := pipe.Decide(context.Background(), &Authority{Mode: Unrestricted}, tool, nil, &tg, nil, t0)
 		if d.NeedsConsent {
 			t.Fatalf("unrestricted asked for consent: %+v", d)
 		}
@@ -295,7 +295,7 @@ func TestPropertyUnrestrictedNeverWidensPolicy(t *testing.T) {
 			t.Fatalf("unrestricted allowed %s on %+v", tool, tg)
 		}
 		// Whatever unrestricted allows, the other modes allow only with less.
-		for _, c := range []*Context{{Mode: Standard}, {Mode: Bounded, Manifest: genManifest(t)}} {
+		for _, c := range []*Authority{{Mode: Standard}, {Mode: Bounded, Manifest: genManifest(t)}} {
 			if other := pipe.Decide(context.Background(), c, tool, nil, &tg, nil, t0); other.Refusal != nil && other.Refusal.Code == CodePermissionDenied {
 				t.Fatalf("%s refused %s by policy although unrestricted allowed it", c.Mode, tool)
 			}
@@ -311,7 +311,7 @@ func TestPropertyBoundedStaysInsideManifest(t *testing.T) {
 		pipe := NewPipeline(nil, nil)
 		tool := rapid.SampledFrom(toolNames()).Draw(t, "tool")
 		tg := genTarget().Draw(t, "target")
-		d := pipe.Decide(context.Background(), &Context{Mode: Bounded, Manifest: m}, tool, nil, &tg, nil, t0)
+		d := pipe.Decide(context.Background(), &Authority{Mode: Bounded, Manifest: m}, tool, nil, &tg, nil, t0)
 		if d.NeedsConsent {
 			t.Fatalf("bounded asked for consent")
 		}
@@ -359,7 +359,7 @@ func TestPropertyGrantCoversExactlyItsScope(t *testing.T) {
 		e, _ := DefaultInventory().Lookup("click")
 		if asked.Kind == ResourceWindow || asked.Kind == ResourceDisplay {
 			tg := Target{Resource: asked}
-			d := pipe.Decide(context.Background(), &Context{Mode: Standard}, e.Tool, nil, &tg, &g, t0)
+			d := pipe.Decide(context.Background(), &Authority{Mode: Standard}, e.Tool, nil, &tg, &g, t0)
 			want := needsGrant(asked) && granted.Key() != asked.Key()
 			if d.NeedsConsent != want {
 				t.Fatalf("NeedsConsent = %v, want %v (granted %+v, asked %+v)", d.NeedsConsent, want, granted, asked)

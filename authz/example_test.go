@@ -31,7 +31,7 @@ resources:
 
 func ExamplePipeline_Decide() {
 	pipe := authz.NewPipeline(nil, nil) // no policy layer configured
-	session := &authz.Context{Label: "agent", Mode: authz.Standard}
+	session := &authz.Authority{Label: "agent", Mode: authz.Standard}
 	foreign := authz.Target{Resource: authz.Resource{Kind: authz.ResourceWindow, Op: authz.OpInput, PID: 4242, Window: 0x600001}}
 	var grants authz.Grants
 	now := time.Now()
@@ -44,10 +44,17 @@ func ExamplePipeline_Decide() {
 	fmt.Println("consent needed:", d.NeedsConsent)
 
 	protected := authz.Target{SelfPID: 1}
-	d = pipe.Decide(context.Background(), &authz.Context{Mode: authz.Unrestricted}, "kill_app", nil, &protected, nil, now)
+	d = pipe.Decide(context.Background(), &authz.Authority{Mode: authz.Unrestricted}, "kill_app", nil, &protected, nil, now)
 	fmt.Println(d.Refusal.Code)
 	// Output:
 	// consent needed: true window:pid=4242,id=0x600001
 	// consent needed: false
 	// self_target_denied
+}
+
+func ExampleSanitize() {
+	args := map[string]any{"text": "hi", "_session": "other", "_force": true}
+	tool, clean := authz.Sanitize("type_text_chars", args)
+	fmt.Println(tool, clean, len(args))
+	// Output: type_text map[text:hi] 3
 }

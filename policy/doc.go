@@ -24,6 +24,8 @@
 // What this package is not for: it does not know the tool inventory, risk
 // classes, session modes or manifests (package authz does), it does not
 // decide hard invariants such as "never target the host", and it imports
-// nothing else from cua-host. Sanitize is exported because the authorization
-// pipeline sanitizes once, before policy; Decide sanitizes again on its own.
+// nothing else from cua-host. The authorization pipeline sanitizes a call
+// once (authz.Sanitize) and decides through DecideSanitized; Decide and
+// DecideTarget canonicalize the tool name themselves, for callers such as
+// `cua-host policy eval` that hand it a call as written.
 package policy

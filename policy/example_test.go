@@ -100,13 +100,6 @@ deny: [list_apps]
 	// zoom false
 }
 
-func ExampleSanitize() {
-	args := map[string]any{"text": "hi", "_session": "other", "_force": true}
-	tool, clean := policy.Sanitize("type_text_chars", args)
-	fmt.Println(tool, clean, len(args))
-	// Output: type_text map[text:hi] 3
-}
-
 func ExampleLoad() {
 	dir, err := os.MkdirTemp("", "policy-example")
 	if err != nil {

@@ -67,7 +67,7 @@ func FuzzDecide(f *testing.F) {
 		if json.Unmarshal(argsJSON, &args) != nil {
 			return
 		}
-		canonical, clean := policy.Sanitize(tool, args)
+		canonical, clean := sanitized(tool, args)
 		for _, s := range sets {
 			d := s.Decide(t.Context(), tool, args)
 			if d.Tool != canonical {
@@ -85,4 +85,16 @@ func FuzzDecide(f *testing.F) {
 			s.Listed(t.Context(), tool)
 		}
 	})
+}
+
+// sanitized is what the authorization pipeline hands the policy for tool and args
+// (authz.Sanitize): the canonical name and the arguments without reserved keys.
+func sanitized(tool string, args map[string]any) (string, map[string]any) {
+	clean := map[string]any{}
+	for k, v := range args {
+		if !policy.Reserved(k) {
+			clean[k] = v
+		}
+	}
+	return policy.CanonicalTool(tool), clean
 }

@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"reflect"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -138,23 +137,6 @@ func TestPropertyDeterministic(t *testing.T) {
 		}
 		if a, b := policy.NewSet(nil, l1).Decide(t.Context(), tool, args), policy.NewSet(nil, l2).Decide(t.Context(), tool, args); a != b {
 			rt.Fatalf("two parses of one policy decided %+v and %+v", a, b)
-		}
-	})
-}
-
-func TestPropertySanitizeIdempotent(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		tool := rapid.SampledFrom(append([]string{"_x", ""}, propTools...)).Draw(rt, "tool")
-		args := genArgs().Draw(rt, "args")
-		t1, a1 := policy.Sanitize(tool, args)
-		t2, a2 := policy.Sanitize(t1, a1)
-		if t1 != t2 || !reflect.DeepEqual(a1, a2) {
-			rt.Fatalf("Sanitize(Sanitize(x)) = %s %v, want %s %v", t2, a2, t1, a1)
-		}
-		for k := range a1 {
-			if policy.Reserved(k) {
-				rt.Fatalf("Sanitize() kept reserved key %q", k)
-			}
 		}
 	})
 }

@@ -84,7 +84,7 @@ func (s *Set) User() *Layer {
 // Decide checks one tool call against the managed layer, then the user
 // layer; both must allow. The tool name is canonicalized and reserved
 // (underscore-prefixed) arguments are ignored, so the decision depends only
-// on what Sanitize keeps. args may be nil (no arguments) and is never
+// on what the pipeline's sanitize stage keeps (authz.Sanitize). args may be nil (no arguments) and is never
 // modified. A Rego layer evaluates under ctx; one that fails to evaluate
 // (a runtime error, a done ctx) denies, with Decision.Err set. YAML layers
 // never block and do not look at ctx. It decides with no resolved target: a layer that
@@ -97,7 +97,14 @@ func (s *Set) Decide(ctx context.Context, tool string, args map[string]any) Deci
 // resolved it (nil: none). Rego layers see it as input.target, YAML constraints as
 // target.kind, target.pid, target.window_id, target.executable and target.owner.
 func (s *Set) DecideTarget(ctx context.Context, tool string, args map[string]any, target *Target) Decision {
-	tool = CanonicalTool(tool)
+	return s.DecideSanitized(ctx, CanonicalTool(tool), args, target)
+}
+
+// DecideSanitized is DecideTarget for a call the authorization pipeline already sanitized.
+//
+// Preconditions: tool is canonical (CanonicalTool(tool) == tool). Reserved arguments are
+// still ignored.
+func (s *Set) DecideSanitized(ctx context.Context, tool string, args map[string]any, target *Target) Decision {
 	if s == nil {
 		return Decision{Allow: true, Tool: tool, Reason: reasonNoPolicy}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -142,31 +143,56 @@ func policyFromHello(snap *cuav1.PolicySnapshot) (*policy.Set, error) {
 	return policy.NewSet(managed, user), nil
 }
 
-// authorize runs the pipeline of docs/security.md for one call and returns what the
-// handler will see. Any refusal means nothing ran.
-//
-//  1. decode the arguments; the session's context comes from the channel (s), never from
-//     the request;
-//  2. sanitize: drop `_`-prefixed keys, canonicalize the tool name;
-//  3. session state: ended, revoked, expired or idle-expired sessions are refused;
-//     4–7. resolve the target, then hard invariants, policy, classification and mode
-//     (authz.Pipeline.Decide), asking the host for consent when standard mode needs it;
-//  8. the caller invokes the handler with the call's deadline.
-func (a *authorizer) authorize(ctx context.Context, s *session, name string, rawArgs []byte) (*tool.Call, *tool.Tool, *authz.Refusal) {
-	if r := s.check(); r != nil {
-		return nil, nil, r
-	}
-	args, r := parseArgs(rawArgs)
+// request is a call as stages 1 and 2 of the pipeline leave it: its arguments decoded once
+// and sanitized, its tool name canonical. Nothing decodes the arguments or canonicalizes
+// the name again; the handler gets args and the target resolved from them.
+type request struct {
+	// name is the canonical tool name.
+	name string
+	// args is the decoded, sanitized object (nil when refusal is set).
+	args map[string]any
+	// refusal is why the arguments are unusable; authorize reports it.
+	refusal *authz.Refusal
+}
+
+// newRequest runs stages 1 and 2 for one call: it decodes the arguments (one JSON object)
+// and sanitizes them (authz.Sanitize: reserved keys dropped, the tool name canonical).
+func newRequest(name string, raw []byte) request {
+	countStep(stepDecode)
+	args, r := parseArgs(raw)
 	if r != nil {
-		return nil, nil, r
+		countStep(stepCanonicalize)
+		return request{name: policy.CanonicalTool(name), refusal: r}
 	}
-	name, args = policy.Sanitize(name, args)
+	countStep(stepCanonicalize)
+	canonical, clean := authz.Sanitize(name, args)
+	return request{name: canonical, args: clean}
+}
+
+// authorize runs stages 3–7 of the pipeline of docs/security.md for one call and returns
+// what the handler will see. Any refusal means nothing ran.
+//
+// Preconditions: req came from newRequest (stages 1 and 2: the arguments decoded once and
+// sanitized, the name canonical), and the caller checked the session state once for this
+// call (s.check, stage 3); the session's authority comes from the channel (s), never from
+// the request.
+//
+//	4–7. resolve the target once, then hard invariants, policy, classification and mode
+//	   (authz.Pipeline.Decide), asking the host for consent when standard mode needs it;
+//	8. the caller invokes the handler with the call's deadline; the handler gets the
+//	   decoded arguments and the resolved window on tool.Call.
+func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*tool.Call, *tool.Tool, *authz.Refusal) {
+	if req.refusal != nil {
+		return nil, nil, req.refusal
+	}
+	name, args := req.name, req.args
 	if r := checkArgNames(args); r != nil {
 		return nil, nil, r
 	}
 	e, _ := a.pipe.Inventory().Lookup(name)
 	res := a.res.resolve(ctx, s, name, e, args)
-	d := a.pipe.Decide(ctx, s.actx, name, args, &res.Target, &s.grants, a.now())
+	now := a.now()
+	d := a.pipe.Decide(ctx, s.authority, name, args, &res.Target, &s.grants, now)
 	if d.Refusal != nil {
 		return nil, nil, d.Refusal
 	}
@@ -192,6 +218,8 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 	if res.pinWindow != 0 {
 		args["pid"], args["window_id"] = float64(res.pinPID), float64(res.pinWindow)
 	}
+	// The handler decodes its typed arguments from this encoding of args (tool.Call.Args):
+	// numbers as the policy saw them, the pinned window included.
 	clean := emptyArgs
 	if len(args) > 0 {
 		var err error
@@ -199,8 +227,8 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 			return nil, nil, authz.Refuse(authz.CodeInvalidArguments, "re-encode arguments: %v", err)
 		}
 	}
-	readable := authz.Permits(s.actx, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, a.now())
-	c := &tool.Call{Name: name, Args: clean, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}
+	readable := authz.Permits(s.authority, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, now)
+	c := &tool.Call{Name: name, Args: clean, Arguments: args, Window: res.win, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}
 	if r := d.Resource; r.Kind == authz.ResourceApplication && len(r.Argv) > 0 {
 		c.Launch = &tool.Launch{Argv: r.Argv, DesktopID: r.DesktopID, Declared: r.Declared}
 	}
@@ -208,6 +236,24 @@ func (a *authorizer) authorize(ctx context.Context, s *session, name string, raw
 }
 
 var emptyArgs = json.RawMessage("{}")
+
+// A pipeline step that runs once per call; tests count them (stepCounter).
+const (
+	stepDecode       = iota // the arguments decoded from JSON
+	stepCanonicalize        // the tool name canonicalized
+	stepSessionCheck        // the session's state checked
+	numSteps
+)
+
+// stepCounter, when a test sets it, counts the pipeline's per-call steps. Nil in
+// production.
+var stepCounter atomic.Pointer[[numSteps]atomic.Int64]
+
+func countStep(step int) {
+	if c := stepCounter.Load(); c != nil {
+		c[step].Add(1)
+	}
+}
 
 // checkArgNames refuses argument names outside [a-z0-9_]. Every tool's arguments are
 // lowercase snake_case, and encoding/json matches struct fields case-insensitively with
@@ -247,7 +293,7 @@ func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
 func (w *worker) listTools(s *session) *cuav1.ToolList {
 	out := &cuav1.ToolList{}
 	for _, t := range w.reg.Tools() {
-		e, ok := w.authorizer.pipe.Listed(s.ctx, s.actx, t.Name)
+		e, ok := w.authorizer.pipe.Listed(s.ctx, s.authority, t.Name)
 		if !ok {
 			continue
 		}

@@ -65,7 +65,10 @@ func BenchmarkAuthorize(b *testing.B) {
 				raw := []byte(c.args)
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, _, r := a.authorize(ctx, s, c.tool, raw); r != nil {
+					if r := s.check(); r != nil {
+						b.Fatal(r)
+					}
+					if _, _, r := a.authorize(ctx, s, newRequest(c.tool, raw)); r != nil {
 						b.Fatal(r)
 					}
 				}
@@ -104,7 +107,7 @@ func benchAuthorizer(b *testing.B, set *policy.Set) (*authorizer, *session, int,
 	w := &worker{cfg: cfg, log: cfg.Logger, reg: reg, authorizer: a}
 	now := time.Now()
 	s := &session{w: w, label: "bench", state: tool.NewSession("bench", "standard"), lastActivity: now,
-		actx: &authz.Context{Label: "bench", Mode: authz.Standard, Created: now, Expires: now.Add(time.Hour), IdleTTL: time.Hour}}
+		authority: &authz.Authority{Label: "bench", Mode: authz.Standard, Created: now, Expires: now.Add(time.Hour), IdleTTL: time.Hour}}
 	s.state.RecordLaunch(own)
 	fw, _ := desk.Window(context.Background(), foreignWin)
 	info, _ := readStat(foreign)
@@ -112,7 +115,7 @@ func benchAuthorizer(b *testing.B, set *policy.Set) (*authorizer, *session, int,
 	// Sanity: the calls are allowed.
 	for _, args := range []map[string]any{{"pid": own, "window_id": ownWin, "x": 1, "y": 1}, {"pid": foreign, "window_id": foreignWin, "x": 1, "y": 1}} {
 		raw, _ := json.Marshal(args)
-		if _, _, r := a.authorize(context.Background(), s, "click", raw); r != nil {
+		if _, _, r := a.authorize(context.Background(), s, newRequest("click", raw)); r != nil {
 			b.Fatalf("setup: %v", r)
 		}
 	}

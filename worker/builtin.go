@@ -117,10 +117,10 @@ func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result,
 	}
 	info := sessionInfo{
 		Label:          s.label,
-		Mode:           s.actx.Mode.String(),
-		ExpiresAt:      s.actx.Expires.UTC().Format(time.RFC3339),
-		IdleTimeout:    s.actx.IdleTTL.String(),
-		ManifestSHA256: s.actx.ManifestSHA256,
+		Mode:           s.authority.Mode.String(),
+		ExpiresAt:      s.authority.Expires.UTC().Format(time.RFC3339),
+		IdleTimeout:    s.authority.IdleTTL.String(),
+		ManifestSHA256: s.authority.ManifestSHA256,
 		LaunchedPIDs:   call.Session.LaunchedPIDs(),
 		ConsentGrants:  s.grants.Len(),
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/policy"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/tool"
 )
@@ -17,7 +16,8 @@ import (
 // startCall accepts one CallTool and returns the function that runs it (nil when the call
 // was refused here, NOT_STARTED, and already answered) and whether the tool is quick.
 func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (func(), bool) {
-	// Session state first (docs/protocol.md): a revoked session says so whatever else is wrong.
+	// Session state first (docs/protocol.md): a revoked session says so whatever else is
+	// wrong. This is the call's one check (stage 3).
 	if r := s.check(); r != nil {
 		s.refuse(id, r.Code, "%s", r.Message)
 		return nil, false
@@ -31,8 +31,10 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 			return nil, false
 		}
 	}
+	// Stages 1 and 2, once: the arguments decoded and sanitized, the name canonical.
+	call := newRequest(req.GetName(), req.GetArguments())
 	quick := false
-	if t, ok := s.w.reg.Lookup(policy.CanonicalTool(req.GetName())); ok {
+	if t, ok := s.w.reg.Lookup(call.name); ok {
 		quick = t.Quick
 	}
 	if quick {
@@ -41,7 +43,7 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 		// still ends it on revocation.
 		ctx := deadlineCtx{Context: s.ctx, at: deadline}
 		return func() {
-			res := s.dispatch(ctx, nil, req.GetName(), req.GetArguments())
+			res := s.dispatch(ctx, nil, call)
 			s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: res}})
 		}, true
 	}
@@ -60,7 +62,7 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 
 	return func() {
 		defer cancel(context.Canceled)
-		res := s.dispatch(ctx, c, req.GetName(), req.GetArguments())
+		res := s.dispatch(ctx, c, call)
 		s.w.deadlines.remove(c)
 		s.mu.Lock()
 		delete(s.inflight, id)
@@ -71,10 +73,13 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 
 // dispatch is the one place every tool call passes: authorization first, then the handler,
 // then the outcome. c is nil for a quick call run on the reader.
-func (s *session) dispatch(ctx context.Context, c *inflightCall, name string, rawArgs []byte) *cuav1.ToolResult {
-	call, t, refusal := s.w.authorizer.authorize(ctx, s, name, rawArgs)
+//
+// Preconditions: startCall checked the session state for this call (the only check: a
+// revocation after it cancels ctx, which refuses the call below before the handler runs).
+func (s *session) dispatch(ctx context.Context, c *inflightCall, req request) *cuav1.ToolResult {
+	call, t, refusal := s.w.authorizer.authorize(ctx, s, req)
 	if refusal != nil {
-		s.w.log.Info("call refused", "label", s.label, "tool", name, "code", refusal.Code, "message", refusal.Message)
+		s.w.log.Info("call refused", "label", s.label, "tool", req.name, "code", refusal.Code, "message", refusal.Message)
 		return refusalResult(refusal.Code, refusal.Message)
 	}
 	// A cancel or deadline that arrived before the handler starts leaves nothing done.

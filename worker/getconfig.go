@@ -105,8 +105,8 @@ func (w *worker) getConfig(ctx context.Context, call *tool.Call) (*tool.Result, 
 	}
 	r := configReport{
 		Session: configSession{
-			Label: s.label, Mode: s.mode.String(), ExpiresAt: s.expires.UTC().Format(time.RFC3339),
-			IdleTimeout: s.idleTTL.String(), ManifestSHA256: s.manifestSHA256,
+			Label: s.label, Mode: s.authority.Mode.String(), ExpiresAt: s.authority.Expires.UTC().Format(time.RFC3339),
+			IdleTimeout: s.authority.IdleTTL.String(), ManifestSHA256: s.authority.ManifestSHA256,
 		},
 		Policy: configPolicy{
 			Managed: layer(pol.GetManaged().GetKind(), pol.GetManaged().GetSha256()),

@@ -59,6 +59,9 @@ type resolution struct {
 	pinWindow uint32
 	// frame is the resolved window's client area in root coordinates.
 	frame x11.Rect
+	// win is the one window the call targets as the desktop described it while resolving,
+	// or nil; the handler gets it (tool.Call.Window) instead of looking it up again.
+	win *x11.Window
 }
 
 func unresolved(code authz.Code, format string, args ...any) resolution {
@@ -206,7 +209,7 @@ func (r *resolver) window(ctx context.Context, s *session, tool string, op authz
 			res.pinPID, res.pinWindow = pid, w.ID
 		}
 	}
-	res.Resource.Window, res.Resource.Title, res.frame = w.ID, w.Title, w.Frame
+	res.Resource.Window, res.Resource.Title, res.frame, res.win = w.ID, w.Title, w.Frame, &w
 	unverified(&res.Resource, w)
 	return res
 }
@@ -351,7 +354,7 @@ func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid in
 		if !info.alive {
 			return display
 		}
-		res := resolution{pinPID: w.PID, pinWindow: w.ID, frame: w.Frame}
+		res := resolution{pinPID: w.PID, pinWindow: w.ID, frame: w.Frame, win: &w}
 		res.Resource = r.process(s, authz.ResourceWindow, authz.OpInput, w.PID, info)
 		res.Resource.Window, res.Resource.Title = w.ID, w.Title
 		unverified(&res.Resource, w)

@@ -25,15 +25,10 @@ type session struct {
 	w     *worker
 	conn  *wire.SessionConn
 	label string
-	// actx is the session's immutable authorization context (mode, manifest, lifetimes),
-	// bound to this channel at CreateSession.
-	actx *authz.Context
-	// mode, expires, idleTTL and manifestSHA256 are copies of actx's fields, immutable.
-	mode           authz.Mode
-	expires        time.Time
-	idleTTL        time.Duration
-	manifestSHA256 string
-	state          *tool.Session
+	// authority is what the session may do (mode, manifest, lifetimes, policy hashes),
+	// built once at CreateSession and bound to this channel; it is never assigned to.
+	authority *authz.Authority
+	state     *tool.Session
 	// grants are the session's consent grants; revoked when the session ends.
 	grants authz.Grants
 
@@ -97,16 +92,16 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		return
 	}
 	now := w.cfg.Now()
-	actx, err := authz.NewContext(w.ceiling, authz.SessionRequest{
+	managedSHA, userSHA := w.authorizer.policyHashes()
+	auth, err := authz.NewAuthority(w.ceiling, authz.SessionRequest{
 		Label: label, Mode: mode, Manifest: req.GetManifest(), ManifestSHA256: req.GetManifestSha256(), TTL: ttl, IdleTTL: idle,
 		OwnsDisplay: w.hello.GetDisplay().GetPrivate(),
+		Generation:  hex.EncodeToString(w.generation), ManagedPolicySHA256: managedSHA, UserPolicySHA256: userSHA,
 	}, w.authorizer.inventory, now)
 	if err != nil {
 		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
 		return
 	}
-	actx.Generation = hex.EncodeToString(w.generation)
-	actx.ManagedPolicySHA256, actx.UserPolicySHA256 = w.authorizer.policyHashes()
 	conn, err := wire.NewSessionConn(fd)
 	fd = nil // NewSessionConn took ownership
 	if err != nil {
@@ -114,20 +109,16 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		return
 	}
 	s := &session{
-		w:              w,
-		conn:           conn,
-		label:          label,
-		actx:           actx,
-		mode:           actx.Mode,
-		expires:        actx.Expires,
-		idleTTL:        actx.IdleTTL,
-		manifestSHA256: actx.ManifestSHA256,
-		state:          tool.NewSession(label, mode.String()),
-		lastActivity:   now,
-		inflight:       map[uint64]*inflightCall{},
-		asking:         map[authz.GrantKey]*pendingConsent{},
-		promote:        make(chan struct{}),
-		gone:           make(chan struct{}),
+		w:            w,
+		conn:         conn,
+		label:        label,
+		authority:    auth,
+		state:        tool.NewSession(label, mode.String()),
+		lastActivity: now,
+		inflight:     map[uint64]*inflightCall{},
+		asking:       map[authz.GrantKey]*pendingConsent{},
+		promote:      make(chan struct{}),
+		gone:         make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancelCause(w.baseCtx)
 
@@ -149,9 +140,9 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 	w.wg.Add(1)
 	w.mu.Unlock()
 
-	w.log.Info("session created", "label", label, "mode", mode.String(), "expires", actx.Expires, "idle_ttl", actx.IdleTTL, "manifest_sha256", actx.ManifestSHA256)
+	w.log.Info("session created", "label", label, "mode", mode.String(), "expires", auth.Expires, "idle_ttl", auth.IdleTTL, "manifest_sha256", auth.ManifestSHA256)
 	w.sendControl(callID, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_SessionCreated{SessionCreated: &cuav1.SessionCreated{
-		Label: label, ExpiresAtUnixMs: actx.Expires.UnixMilli(),
+		Label: label, ExpiresAtUnixMs: auth.Expires.UnixMilli(),
 	}}}, nil)
 	go s.serve()
 }
@@ -352,14 +343,15 @@ func (s *session) handle(env *cuav1.Envelope) (run func(), quick bool, ok bool) 
 // check refuses every request of a session that ended, expired or sat idle too long, and
 // records activity otherwise.
 func (s *session) check() *authz.Refusal {
+	countStep(stepSessionCheck)
 	now := s.w.cfg.Now()
 	s.mu.Lock()
 	if s.ended == "" {
 		switch {
-		case !now.Before(s.actx.Expires):
+		case !now.Before(s.authority.Expires):
 			s.ended, s.endedReason = authz.CodeSessionEnded, "the session's lifetime is over"
-		case now.Sub(s.lastActivity) > s.actx.IdleTTL:
-			s.ended, s.endedReason = authz.CodeAuthorizationExpired, fmt.Sprintf("the session was idle for more than %v", s.actx.IdleTTL)
+		case now.Sub(s.lastActivity) > s.authority.IdleTTL:
+			s.ended, s.endedReason = authz.CodeAuthorizationExpired, fmt.Sprintf("the session was idle for more than %v", s.authority.IdleTTL)
 		default:
 			s.lastActivity = now
 			s.mu.Unlock()

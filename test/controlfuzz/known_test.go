@@ -146,7 +146,7 @@ func TestErrorReplyForHugeLabel(t *testing.T) {
 	switch {
 	case err == nil && f.GetError() != nil && f.GetCallId() == 8:
 	case wire.IsTimeout(err):
-		lost = append(lost, fmt.Sprintf("CreateSession with a %d-byte manifest_sha256 (authz/context.go NewContext: \"manifest hash mismatch: frame says %%q\")", len(hash)))
+		lost = append(lost, fmt.Sprintf("CreateSession with a %d-byte manifest_sha256 (authz/authority.go NewAuthority: \"manifest hash mismatch: frame says %%q\")", len(hash)))
 	default:
 		t.Fatalf("CreateSession(huge manifest hash) = %v, %v; want Error", f, err)
 	}

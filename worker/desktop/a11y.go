@@ -135,7 +135,7 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 		if a.PID == nil || (screenshot && a.WindowID == nil) {
 			return nil, invalid("pid and window_id are required (from list_windows)")
 		}
-		win, err := resolve(ctx, d.b, targetArgs{PID: a.PID, WindowID: a.WindowID})
+		win, err := resolve(ctx, d.b, call.Window, targetArgs{PID: a.PID, WindowID: a.WindowID})
 		if err != nil {
 			return nil, err
 		}

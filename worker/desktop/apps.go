@@ -174,7 +174,7 @@ func (d *desk) bringToFront(ctx context.Context, call *tool.Call) (*tool.Result,
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	win, err := resolve(ctx, d.b, a.target())
+	win, err := resolve(ctx, d.b, call.Window, a.target())
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	win, err := resolve(ctx, d.b, a.target())
+	win, err := resolve(ctx, d.b, call.Window, a.target())
 	if err != nil {
 		return nil, err
 	}

@@ -116,3 +116,29 @@ func FuzzKeyArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestResolveKnownWindow: the window the authorizer decided on is the handler's target
+// without another lookup (a nil backend would fail any), and only when it is the one the
+// arguments name.
+func TestResolveKnownWindow(t *testing.T) {
+	pid, wid, other := 4242, uint32(0x400001), uint32(0x400002)
+	known := &x11.Window{ID: wid, PID: pid, Mapped: true, Frame: x11.Rect{X: 10, Y: 20, Width: 300, Height: 200}}
+	for _, tt := range []struct {
+		name string
+		t    targetArgs
+	}{
+		{name: "pid and window_id", t: targetArgs{PID: &pid, WindowID: &wid}},
+		{name: "pid alone", t: targetArgs{PID: &pid}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := resolve(t.Context(), nil, known, tt.t)
+			if err != nil || w == nil || *w != *known || w == known {
+				t.Fatalf("resolve(known) = %v, %v, want a copy of %v", w, err, *known)
+			}
+		})
+	}
+	otherPID := pid + 1
+	if _, err := resolve(t.Context(), nil, known, targetArgs{PID: &otherPID, WindowID: &other}); err == nil {
+		t.Fatalf("resolve(another window) = nil error, want a lookup that fails for a process that is not running")
+	}
+}

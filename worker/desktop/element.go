@@ -66,7 +66,7 @@ func (d *desk) element(ctx context.Context, call *tool.Call, t targetArgs, e ele
 	if t.Scope == "desktop" || t.PID == nil || t.WindowID == nil {
 		return nil, nil, nil, invalid("an element target needs the pid and window_id of the window it was read from")
 	}
-	win, err := resolve(ctx, d.b, t)
+	win, err := resolve(ctx, d.b, call.Window, t)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -44,11 +44,11 @@ func (d *desk) keysReady(ctx context.Context, win *x11.Window, ev map[string]any
 }
 
 // keyTarget resolves an optional window for keyboard input; coordinates do not apply.
-func (d *desk) keyTarget(ctx context.Context, t targetArgs) (*x11.Window, error) {
+func (d *desk) keyTarget(ctx context.Context, known *x11.Window, t targetArgs) (*x11.Window, error) {
 	if t.Scope == "desktop" && t.PID == nil {
 		return nil, nil
 	}
-	return resolve(ctx, d.b, t)
+	return resolve(ctx, d.b, known, t)
 }
 
 func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -69,7 +69,7 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if a.elementArgs.present() {
 		return d.typeElement(ctx, call, a.targetArgs, a.elementArgs, *a.Text)
 	}
-	win, err := d.keyTarget(ctx, a.targetArgs)
+	win, err := d.keyTarget(ctx, call.Window, a.targetArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (d *desk) pressKey(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err != nil {
 		return nil, err
 	}
-	return d.pressCombo(ctx, a.targetArgs, combo, strings.Join(append(append([]string{}, a.Modifier...), a.Key), "+"))
+	return d.pressCombo(ctx, call.Window, a.targetArgs, combo, strings.Join(append(append([]string{}, a.Modifier...), a.Key), "+"))
 }
 
 // keyCombo parses press_key's key (itself possibly "ctrl+t") plus modifiers.
@@ -152,11 +152,11 @@ func (d *desk) hotkey(ctx context.Context, call *tool.Call) (*tool.Result, error
 	if err != nil {
 		return nil, refusal(err)
 	}
-	return d.pressCombo(ctx, a.targetArgs, combo, strings.Join(a.Keys, "+"))
+	return d.pressCombo(ctx, call.Window, a.targetArgs, combo, strings.Join(a.Keys, "+"))
 }
 
-func (d *desk) pressCombo(ctx context.Context, t targetArgs, combo x11.KeyCombo, label string) (*tool.Result, error) {
-	win, err := d.keyTarget(ctx, t)
+func (d *desk) pressCombo(ctx context.Context, known *x11.Window, t targetArgs, combo x11.KeyCombo, label string) (*tool.Result, error) {
+	win, err := d.keyTarget(ctx, known, t)
 	if err != nil {
 		return nil, err
 	}

@@ -235,7 +235,7 @@ func (d *desk) zoom(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 	if pid == 0 || wid == 0 {
 		return nil, invalid("pid and window_id are required")
 	}
-	win, err := resolve(ctx, d.b, targetArgs{PID: &pid, WindowID: &wid})
+	win, err := resolve(ctx, d.b, call.Window, targetArgs{PID: &pid, WindowID: &wid})
 	if err != nil {
 		return nil, err
 	}

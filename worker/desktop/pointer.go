@@ -62,7 +62,7 @@ type pointArgs struct {
 
 // prepare resolves the target and point, checks the button and modifiers: everything that
 // can refuse, before anything happens.
-func (d *desk) prepare(ctx context.Context, t targetArgs, x, y *float64, button string, mods []string) (*x11.Window, x11.Point, x11.Button, error) {
+func (d *desk) prepare(ctx context.Context, known *x11.Window, t targetArgs, x, y *float64, button string, mods []string) (*x11.Window, x11.Point, x11.Button, error) {
 	if err := t.check(); err != nil {
 		return nil, x11.Point{}, 0, err
 	}
@@ -73,7 +73,7 @@ func (d *desk) prepare(ctx context.Context, t targetArgs, x, y *float64, button 
 	if _, err := x11.ParseModifiers(mods); err != nil {
 		return nil, x11.Point{}, 0, refusal(err)
 	}
-	win, err := resolve(ctx, d.b, t)
+	win, err := resolve(ctx, d.b, known, t)
 	if err != nil {
 		return nil, x11.Point{}, 0, err
 	}
@@ -162,7 +162,7 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 			}
 			return d.clickElement(ctx, call, a, btn, count)
 		}
-		win, p, btn, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, a.Button, a.Modifier)
+		win, p, btn, err := d.prepare(ctx, call.Window, a.targetArgs, a.X, a.Y, a.Button, a.Modifier)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +188,7 @@ func (d *desk) moveCursor(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	win, p, _, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, "", nil)
+	win, p, _, err := d.prepare(ctx, call.Window, a.targetArgs, a.X, a.Y, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 			}
 			a.Scope = "desktop"
 		}
-		win, p, btn, err := d.prepare(ctx, a.targetArgs, x, y, a.Button, nil)
+		win, p, btn, err := d.prepare(ctx, call.Window, a.targetArgs, x, y, a.Button, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +285,7 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 	if dur < 0 || dur > 10000 || steps < 1 || steps > 200 {
 		return nil, invalid("duration_ms %d (0–10000) or steps %d (1–200) out of range", dur, steps)
 	}
-	win, from, btn, err := d.prepare(ctx, a.targetArgs, a.FromX, a.FromY, a.Button, a.Modifier)
+	win, from, btn, err := d.prepare(ctx, call.Window, a.targetArgs, a.FromX, a.FromY, a.Button, a.Modifier)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +357,7 @@ func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error
 		}
 		return d.scrollElement(ctx, call, a.targetArgs, a.elementArgs, a.X, a.Y, a.Direction, notches, a.Modifier)
 	}
-	win, p, _, err := d.prepare(ctx, a.targetArgs, a.X, a.Y, "", a.Modifier)
+	win, p, _, err := d.prepare(ctx, call.Window, a.targetArgs, a.X, a.Y, "", a.Modifier)
 	if err != nil {
 		return nil, err
 	}

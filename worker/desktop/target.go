@@ -43,7 +43,12 @@ func (t targetArgs) check() error {
 
 // resolve returns the targeted window, nil for desktop scope. A pid alone picks that
 // process's top-most window. The pid must own the window, else window_not_found.
-func resolve(ctx context.Context, b *x11.Backend, t targetArgs) (*x11.Window, error) {
+//
+// known is the window the authorizer resolved and decided on for this call
+// (tool.Call.Window), or nil: when it is the window t names, it is the answer and the
+// window is not looked up again. Input still re-checks what is under it right before
+// sending (guard.go).
+func resolve(ctx context.Context, b *x11.Backend, known *x11.Window, t targetArgs) (*x11.Window, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
@@ -51,6 +56,10 @@ func resolve(ctx context.Context, b *x11.Backend, t targetArgs) (*x11.Window, er
 		return nil, nil
 	}
 	pid := *t.PID
+	if known != nil && known.PID == pid && known.Mapped && (t.WindowID == nil || *t.WindowID == known.ID) {
+		w := *known
+		return &w, nil
+	}
 	if !x11.ProcessAlive(pid) {
 		return nil, refusal(fmt.Errorf("%w: process %d is not running", x11.ErrWindowNotFound, pid))
 	}

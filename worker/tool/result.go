@@ -47,7 +47,39 @@ func DecodeArgs(args json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if err := exactNames(args, v); err != nil {
+	var keys map[string]json.RawMessage
+	if structType(v) != nil {
+		if err := json.Unmarshal(args, &keys); err != nil {
+			return authz.Refuse(authz.CodeInvalidArguments, "%s", describeJSONError(err))
+		}
+	}
+	return decodeArgs(args, keysOf(keys), v)
+}
+
+// structType returns the struct type v points to, or nil.
+func structType(v any) reflect.Type {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	return t
+}
+
+// keysOf returns the keys of an arguments object.
+func keysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// decodeArgs is DecodeArgs for an object whose top-level keys are already known.
+func decodeArgs(args json.RawMessage, keys []string, v any) error {
+	if err := exactNames(keys, v); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
@@ -82,21 +114,14 @@ func asType[T error](err error, target *T) bool {
 
 // exactNames refuses an object with a key that is not exactly one of v's JSON field names:
 // encoding/json would otherwise match it to a field case-insensitively.
-func exactNames(args json.RawMessage, v any) error {
-	t := reflect.TypeOf(v)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || t.Kind() != reflect.Struct {
+func exactNames(keys []string, v any) error {
+	t := structType(v)
+	if t == nil {
 		return nil
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(args, &keys); err != nil {
-		return authz.Refuse(authz.CodeInvalidArguments, "%s", describeJSONError(err))
 	}
 	names := map[string]bool{}
 	collectNames(t, names)
-	for k := range keys {
+	for _, k := range keys {
 		if !names[k] {
 			return authz.Refuse(authz.CodeInvalidArguments, "unknown argument %q", k)
 		}

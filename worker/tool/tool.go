@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/cua-host/cua-host/x11"
 )
 
 // Handler runs one call of a tool. See the package comment for how its return maps to an
@@ -43,8 +45,19 @@ type Tool struct {
 type Call struct {
 	// Name is the canonical tool name.
 	Name string
-	// Args is the sanitized JSON object of arguments (never nil; "{}" when empty).
+	// Args is the sanitized JSON object of arguments (never nil; "{}" when empty), the
+	// encoding of Arguments that Decode reads typed values from.
 	Args json.RawMessage
+	// Arguments is the object the authorizer decoded once and decided on, sanitized and
+	// with any pinned window written in; handlers read it, never modify it. Nil when a
+	// handler is called without the worker's authorizer: Decode then reads Args alone.
+	Arguments map[string]any
+	// Window is the window the authorizer resolved for this call and decided on (the
+	// X server's owner, its frame, its title), or nil when the call targets none or a
+	// handler is called without the worker's authorizer. A handler acts on it without
+	// looking the window up again; it still re-checks what lies under its input right
+	// before sending it.
+	Window *x11.Window
 	// Session is the calling session's state.
 	Session *Session
 	// ClipboardReadable is true when the session may read the clipboard in this call
@@ -73,8 +86,13 @@ type Launch struct {
 	Declared bool
 }
 
-// Decode unmarshals the call's arguments into v, rejecting unknown fields.
+// Decode unmarshals the call's arguments into v, rejecting unknown fields. When the
+// authorizer decoded them (Arguments), their names are checked from that object instead
+// of parsing Args once more.
 func (c *Call) Decode(v any) error {
+	if c.Arguments != nil {
+		return decodeArgs(c.Args, keysOf(c.Arguments), v)
+	}
 	return DecodeArgs(c.Args, v)
 }
 

@@ -7,11 +7,13 @@ import (
 	"time"
 )
 
-// Context is a session's immutable authorization context. The worker binds it to the
-// session's channel at CreateSession from the trusted host's frame; every request arriving
-// on that channel is decided under it, and nothing a request carries (arguments, labels,
-// metadata) is ever read into it.
-type Context struct {
+// Authority is what one session may do: its mode, manifest, lifetimes and the policy
+// snapshot it is decided under. NewAuthority builds it once, at CreateSession, from the
+// trusted host's frame, and nothing assigns to it afterwards: the worker binds it to the
+// session's channel, every request arriving on that channel is decided under it, and
+// nothing a request carries (arguments, labels, metadata) is ever read into it. An
+// Authority is safe to share between goroutines.
+type Authority struct {
 	// Generation is the worker generation (hex) the session belongs to.
 	Generation string
 	// Label is the public label: it names the session, it grants nothing.
@@ -46,21 +48,27 @@ type SessionRequest struct {
 	ManifestSHA256 string
 	TTL            time.Duration
 	IdleTTL        time.Duration
-	// OwnsDisplay: see Context.OwnsDisplay; the worker sets it from the host's display
+	// OwnsDisplay: see Authority.OwnsDisplay; the worker sets it from the host's display
 	// facts, never from a request.
 	OwnsDisplay bool
+	// Generation is the worker generation (hex) the session is created in.
+	Generation string
+	// ManagedPolicySHA256 and UserPolicySHA256 identify the worker's policy snapshot ("" when
+	// a layer is not configured).
+	ManagedPolicySHA256 string
+	UserPolicySHA256    string
 }
 
-// NewContext admits a session request under the ceiling and returns its context: the mode
+// NewAuthority admits a session request under the ceiling and returns its authority: the mode
 // and lifetimes must fit the ceiling; a bounded session needs a manifest (and only a bounded
 // one takes one), whose bytes must hash to the host's hash and parse strictly against inv.
 // The manifest's expires_after and idle_timeout shorten the session's lifetimes.
-func NewContext(ceiling Ceiling, req SessionRequest, inv *Inventory, now time.Time) (*Context, error) {
+func NewAuthority(ceiling Ceiling, req SessionRequest, inv *Inventory, now time.Time) (*Authority, error) {
 	if err := ceiling.Admit(req.Mode, req.TTL, req.IdleTTL); err != nil {
 		return nil, err
 	}
-	c := &Context{Label: req.Label, Mode: req.Mode, Created: now, IdleTTL: req.IdleTTL, OwnsDisplay: req.OwnsDisplay}
-	ttl := req.TTL
+	ttl, idle := req.TTL, req.IdleTTL
+	var manifest *Manifest
 	switch {
 	case req.Mode == Bounded && len(req.Manifest) == 0:
 		return nil, fmt.Errorf("a bounded session needs a manifest")
@@ -75,12 +83,20 @@ func NewContext(ceiling Ceiling, req SessionRequest, inv *Inventory, now time.Ti
 		if err != nil {
 			return nil, err
 		}
-		c.Manifest, c.ManifestSHA256 = m, m.SHA256
+		manifest = m
 		ttl = min(ttl, m.ExpiresAfter)
-		c.IdleTTL = min(c.IdleTTL, m.IdleTimeout)
+		idle = min(idle, m.IdleTimeout)
 	}
-	c.Expires = now.Add(ttl)
-	return c, nil
+	a := &Authority{
+		Generation: req.Generation, Label: req.Label, Mode: req.Mode,
+		Created: now, Expires: now.Add(ttl), IdleTTL: idle,
+		ManagedPolicySHA256: req.ManagedPolicySHA256, UserPolicySHA256: req.UserPolicySHA256,
+		OwnsDisplay: req.OwnsDisplay,
+	}
+	if manifest != nil {
+		a.Manifest, a.ManifestSHA256 = manifest, manifest.SHA256
+	}
+	return a, nil
 }
 
 func equalFoldHex(a, b string) bool {

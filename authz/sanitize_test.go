@@ -1,11 +1,11 @@
-package policy_test
+package authz_test
 
 import (
 	"maps"
 	"reflect"
 	"testing"
 
-	"github.com/cua-host/cua-host/policy"
+	"github.com/cua-host/cua-host/authz"
 )
 
 func TestSanitize(t *testing.T) {
@@ -29,7 +29,7 @@ func TestSanitize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := maps.Clone(tt.args)
-			tool, clean := policy.Sanitize(tt.tool, tt.args)
+			tool, clean := authz.Sanitize(tt.tool, tt.args)
 			if tool != tt.wantTool || !reflect.DeepEqual(clean, tt.want) {
 				t.Errorf("Sanitize(%s, %v) = %s, %v, want %s, %v", tt.tool, tt.args, tool, clean, tt.wantTool, tt.want)
 			}

@@ -1,0 +1,27 @@
+package policy
+
+import "strings"
+
+// aliases maps accepted alternative tool names to their canonical names.
+// Read-only.
+var aliases = map[string]string{
+	"type_text_chars": "type_text",
+}
+
+// CanonicalTool returns the canonical name of a tool: "type_text" for the
+// alias "type_text_chars", the name itself otherwise. Policy files may name
+// a tool by its alias; the authorization pipeline canonicalizes a call's
+// name once (authz.Sanitize) before it decides.
+func CanonicalTool(tool string) string {
+	if c, ok := aliases[tool]; ok {
+		return c
+	}
+	return tool
+}
+
+// Reserved reports whether an argument key is reserved: every top-level key
+// that starts with "_". The authorization pipeline drops reserved arguments
+// before it decides (authz.Sanitize), so nothing a caller puts there can
+// select or widen authority; Decide ignores them too, and a policy file may
+// not constrain them.
+func Reserved(key string) bool { return strings.HasPrefix(key, "_") }
