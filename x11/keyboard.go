@@ -23,8 +23,10 @@ type TypeStats struct {
 
 // TypeText types text into whatever has the keyboard focus, in order and at full speed.
 // Characters the keymap lacks are typed through spare keycodes: each distinct missing
-// symbol of a batch gets its own keycode, other clients get RemapSettle to catch up with
-// a mapping before a keycode is reused, and the original mapping is restored at the end.
+// symbol of a batch gets its own place on a keycode (plain and Shift levels, and when a
+// Mode_switch key is bound to a modifier also the second group, typed holding it), other
+// clients get RemapSettle to catch up with a mapping before a keycode is reused, and the
+// original mapping is restored at the end.
 // Newline types Return and tab types Tab; other control characters are refused. Guards
 // run before the first key and before any keycode is remapped (see Guard).
 func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
@@ -58,7 +60,7 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		return stats, err
 	}
 	shiftKC, _, haveShift := km.lookup(ksShiftL)
-	batches, err := planBatches(km, syms)
+	batches, err := planBatches(km, syms, km.levels)
 	if err != nil {
 		return stats, err
 	}
@@ -72,7 +74,7 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 					return stats, err
 				}
 			}
-			if codes, err = b.remapLocked(km, bt.missing); err != nil {
+			if codes, err = b.remapLocked(km, bt.missing, km.levels); err != nil {
 				return stats, err
 			}
 			if err := b.sync(); err != nil {
@@ -82,35 +84,43 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 			stats.Remapped += len(bt.missing)
 		}
 		stats.Batches++
-		shiftDown := false
+		shiftDown, group2Down := false, false
 		for i, ks := range bt.syms {
 			if i%64 == 0 {
 				if err := ctx.Err(); err != nil {
 					return stats, err
 				}
 			}
-			kc, shift, ok := xproto.Keycode(0), false, false
+			var sl slot
+			ok := false
 			if c, mapped := codes[ks]; mapped {
-				kc, shift, ok = c.kc, c.shift, true
+				sl, ok = c, true
 			} else {
-				kc, shift, ok = km.lookup(ks)
+				sl.kc, sl.shift, ok = km.lookup(ks)
 			}
 			if !ok {
 				return stats, fmt.Errorf("%w: no keycode for %s", ErrNoKeycode, KeysymName(ks))
 			}
-			if shift && !haveShift {
+			if sl.shift && !haveShift {
 				return stats, fmt.Errorf("%w: %s needs Shift, which has no keycode", ErrNoKeycode, KeysymName(ks))
 			}
-			if shift != shiftDown {
-				b.keyLocked(shiftKC, shift)
-				shiftDown = shift
+			if sl.group2 != group2Down {
+				b.keyLocked(km.modeSwitch, sl.group2)
+				group2Down = sl.group2
 			}
-			b.keyLocked(kc, true)
-			b.keyLocked(kc, false)
+			if sl.shift != shiftDown {
+				b.keyLocked(shiftKC, sl.shift)
+				shiftDown = sl.shift
+			}
+			b.keyLocked(sl.kc, true)
+			b.keyLocked(sl.kc, false)
 			stats.Runes++
 		}
 		if shiftDown {
 			b.keyLocked(shiftKC, false)
+		}
+		if group2Down {
+			b.keyLocked(km.modeSwitch, false)
 		}
 		if err := b.sync(); err != nil {
 			return stats, err
@@ -158,7 +168,8 @@ func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	codes := map[xproto.Keysym]slot{}
 	if len(missing) > 0 {
-		if codes, err = b.remapLocked(km, missing); err != nil {
+		// Two levels: a combination holds no Mode_switch of its own.
+		if codes, err = b.remapLocked(km, missing, 2); err != nil {
 			return err
 		}
 		if err := b.sync(); err != nil {
@@ -231,16 +242,17 @@ type batch struct {
 	missing []xproto.Keysym
 }
 
-// planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes.
-func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
+// planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes,
+// levels symbols per keycode.
+func planBatches(km *keymap, syms []xproto.Keysym, levels int) ([]batch, error) {
 	var out []batch
 	cur := batch{}
 	for _, ks := range syms {
 		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(cur.missing, ks) {
-			if km.capacity() == 0 {
+			if km.capacity(levels) == 0 {
 				return nil, fmt.Errorf("%w: %s is not in the keymap and no keycode is free", ErrNoKeycode, KeysymName(ks))
 			}
-			if len(cur.missing) == km.capacity() {
+			if len(cur.missing) == km.capacity(levels) {
 				out = append(out, cur)
 				cur = batch{}
 			}
