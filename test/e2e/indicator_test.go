@@ -65,9 +65,14 @@ func TestIndicatorStop(t *testing.T) {
 	if !waitFor(10*time.Second, func() bool {
 		out, err := x("xdotool", "search", "--name", "^person-window$")
 		uwin, _, _ = strings.Cut(out, "\n")
-		return err == nil && uwin != ""
+		if err != nil || uwin == "" {
+			return false
+		}
+		// Managed: the window manager lists it (it maps the window first).
+		list, _ := x("xprop", "-root", "_NET_CLIENT_LIST")
+		return strings.Contains(list, fmt.Sprintf("0x%x", atoi(uwin)))
 	}) {
-		t.Fatal("the person's xterm never showed a window")
+		t.Fatal("the person's xterm never showed a managed window")
 	}
 	inflight := make(chan *mcp.CallToolResult, 1)
 	go func() {
