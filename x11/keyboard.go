@@ -23,10 +23,8 @@ type TypeStats struct {
 
 // TypeText types text into whatever has the keyboard focus, in order and at full speed.
 // Characters the keymap lacks are typed through spare keycodes: each distinct missing
-// symbol of a batch gets its own place on a keycode (plain and Shift levels, and when a
-// Mode_switch key is bound to a modifier also the second group, typed holding it), other
-// clients get RemapSettle to catch up with a mapping before a keycode is reused, and the
-// original mapping is restored at the end.
+// symbol of a batch gets its own keycode, other clients get RemapSettle to catch up with
+// a mapping before a keycode is reused, and the original mapping is restored at the end.
 // Newline types Return and tab types Tab; other control characters are refused. Guards
 // run before the first key and before any keycode is remapped (see Guard).
 func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
@@ -60,7 +58,7 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		return stats, err
 	}
 	shiftKC, _, haveShift := km.lookup(ksShiftL)
-	batches, err := planBatches(km, syms, km.levels)
+	batches, err := planBatches(km, syms)
 	if err != nil {
 		return stats, err
 	}
@@ -74,7 +72,7 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 					return stats, err
 				}
 			}
-			if codes, err = b.remapLocked(km, bt.missing, km.levels); err != nil {
+			if codes, err = b.remapLocked(km, bt.missing); err != nil {
 				return stats, err
 			}
 			if err := b.sync(); err != nil {
@@ -84,43 +82,35 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 			stats.Remapped += len(bt.missing)
 		}
 		stats.Batches++
-		shiftDown, group2Down := false, false
+		shiftDown := false
 		for i, ks := range bt.syms {
 			if i%64 == 0 {
 				if err := ctx.Err(); err != nil {
 					return stats, err
 				}
 			}
-			var sl slot
-			ok := false
+			kc, shift, ok := xproto.Keycode(0), false, false
 			if c, mapped := codes[ks]; mapped {
-				sl, ok = c, true
+				kc, shift, ok = c.kc, c.shift, true
 			} else {
-				sl.kc, sl.shift, ok = km.lookup(ks)
+				kc, shift, ok = km.lookup(ks)
 			}
 			if !ok {
 				return stats, fmt.Errorf("%w: no keycode for %s", ErrNoKeycode, KeysymName(ks))
 			}
-			if sl.shift && !haveShift {
+			if shift && !haveShift {
 				return stats, fmt.Errorf("%w: %s needs Shift, which has no keycode", ErrNoKeycode, KeysymName(ks))
 			}
-			if sl.group2 != group2Down {
-				b.keyLocked(km.modeSwitch, sl.group2)
-				group2Down = sl.group2
+			if shift != shiftDown {
+				b.keyLocked(shiftKC, shift)
+				shiftDown = shift
 			}
-			if sl.shift != shiftDown {
-				b.keyLocked(shiftKC, sl.shift)
-				shiftDown = sl.shift
-			}
-			b.keyLocked(sl.kc, true)
-			b.keyLocked(sl.kc, false)
+			b.keyLocked(kc, true)
+			b.keyLocked(kc, false)
 			stats.Runes++
 		}
 		if shiftDown {
 			b.keyLocked(shiftKC, false)
-		}
-		if group2Down {
-			b.keyLocked(km.modeSwitch, false)
 		}
 		if err := b.sync(); err != nil {
 			return stats, err
@@ -168,8 +158,7 @@ func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	codes := map[xproto.Keysym]slot{}
 	if len(missing) > 0 {
-		// Two levels: a combination holds no Mode_switch of its own.
-		if codes, err = b.remapLocked(km, missing, 2); err != nil {
+		if codes, err = b.remapLocked(km, missing); err != nil {
 			return err
 		}
 		if err := b.sync(); err != nil {
@@ -242,17 +231,16 @@ type batch struct {
 	missing []xproto.Keysym
 }
 
-// planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes,
-// levels symbols per keycode.
-func planBatches(km *keymap, syms []xproto.Keysym, levels int) ([]batch, error) {
+// planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes.
+func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
 	var out []batch
 	cur := batch{}
 	for _, ks := range syms {
 		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(cur.missing, ks) {
-			if km.capacity(levels) == 0 {
+			if km.capacity() == 0 {
 				return nil, fmt.Errorf("%w: %s is not in the keymap and no keycode is free", ErrNoKeycode, KeysymName(ks))
 			}
-			if len(cur.missing) == km.capacity(levels) {
+			if len(cur.missing) == km.capacity() {
 				out = append(out, cur)
 				cur = batch{}
 			}

@@ -2,7 +2,6 @@ package x11_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,10 +85,9 @@ func TestTypeTextByteExact(t *testing.T) {
 func TestTypeTextManyMissingSymbolsBatches(t *testing.T) {
 	b := open(t)
 	file, _ := startCat(t, b)
-	// More distinct missing symbols than Xvfb's 18 spare keycodes carry at once (four
-	// each: two groups of two levels).
+	// More distinct missing symbols than Xvfb has spare keycodes.
 	var text []rune
-	for r := rune(0x4e00); r < 0x4e00+100; r++ {
+	for r := rune(0x4e00); r < 0x4e00+40; r++ {
 		text = append(text, r)
 	}
 	want := string(text) + "\n"
@@ -101,80 +99,6 @@ func TestTypeTextManyMissingSymbolsBatches(t *testing.T) {
 		t.Errorf("stats %+v: want several batches", st)
 	}
 	waitFile(t, file, want)
-}
-
-// mixedText is 200 characters of Latin, CJK, Greek, Cyrillic, Hangul and symbols: 46
-// distinct symbols Xvfb's keymap lacks, more than the first group of the spare keycodes
-// holds, so the second group (Mode_switch) is used.
-var mixedText = func() string {
-	r := []rune("Grüße, 世界 → ✓ {[|]} The quick brown fox jumps over the lazy dog: 0123456789 ~!@#$%^&*()_+ " +
-		"Ünïcödé ñ ß € £ ¥ — “quotes” ‘single’ … αβγδε ΑΒΓ жизнь 日本語テキスト 한국어 ☃★♥ ok; END ")
-	for len(r) < 200 {
-		r = append(r, 'x')
-	}
-	return string(r[:200])
-}()
-
-// TestTypeTextMixedExact types the mixed text into a terminal (the oracle: the file cat
-// writes) and into a GTK entry (the oracle: what zenity prints), five times each, and
-// checks every character and the keymap afterwards.
-func TestTypeTextMixedExact(t *testing.T) {
-	b := open(t)
-	_, symsBefore, err := b.KeyboardMapping()
-	if err != nil {
-		t.Fatal(err)
-	}
-	check := func(t *testing.T, st x11.TypeStats) {
-		t.Helper()
-		if st.Runes != 201 || st.Remapped != 46 {
-			t.Errorf("stats %+v: want 201 characters, 46 remapped", st)
-		}
-		if _, symsAfter, _ := b.KeyboardMapping(); !slices.Equal(symsBefore, symsAfter) {
-			t.Error("GetKeyboardMapping differs after TypeText")
-		}
-	}
-	for i := range 5 {
-		t.Run(fmt.Sprintf("xterm/%d", i), func(t *testing.T) {
-			file, _ := startCat(t, b)
-			st, err := b.TypeText(t.Context(), mixedText+"\n")
-			if err != nil {
-				t.Fatalf("TypeText: %v", err)
-			}
-			waitFile(t, file, mixedText+"\n")
-			t.Logf("stats %+v", st)
-			check(t, st)
-		})
-	}
-	for i := range 5 {
-		t.Run(fmt.Sprintf("zenity/%d", i), func(t *testing.T) {
-			harness.Require(t)
-			if _, err := exec.LookPath("zenity"); err != nil {
-				if os.Getenv("CI") != "" {
-					t.Fatal("CI is set and zenity is missing")
-				}
-				t.Skip("zenity is missing")
-			}
-			out := filepath.Join(t.TempDir(), "printed")
-			l, err := b.Launch(t.Context(), x11.LaunchOptions{
-				Name: "sh", Args: []string{"-c", "exec zenity --entry --title 'type " + fmt.Sprint(i) + "' --text Text: > " + out},
-				Env: []string{"LANG=C.UTF-8", "LC_ALL=C.UTF-8", "NO_AT_BRIDGE=1"},
-			})
-			if err != nil || len(l.Windows) == 0 {
-				t.Fatalf("Launch(zenity) = %+v, %v", l, err)
-			}
-			t.Cleanup(func() { _, _ = b.Kill(context.Background(), l.PID, time.Second) })
-			activate(t, b, l.Windows[0].ID)
-			// GTK puts the focus into the entry once the window has taken the focus.
-			time.Sleep(300 * time.Millisecond)
-			st, err := b.TypeText(t.Context(), mixedText+"\n")
-			if err != nil {
-				t.Fatalf("TypeText: %v", err)
-			}
-			waitFile(t, out, mixedText+"\n")
-			t.Logf("stats %+v", st)
-			check(t, st)
-		})
-	}
 }
 
 func TestPressKeyAndHotkeyInXterm(t *testing.T) {

@@ -7,21 +7,12 @@ import (
 	"github.com/jezek/xgb/xproto"
 )
 
-// ksModeSwitch is the keysym of the group switch: in the core protocol, the modifier bound
-// to it selects a key's second group (columns 2 and 3); XKB keymaps give the key SetGroup.
-const ksModeSwitch xproto.Keysym = 0xff7e
-
 // keymap is a snapshot of the server's core keyboard mapping.
 type keymap struct {
 	min, max xproto.Keycode
 	per      int
 	syms     []xproto.Keysym // (kc-min)*per + column
 	spare    []xproto.Keycode
-	// modeSwitch is a keycode whose first keysym is Mode_switch and that is bound to one
-	// of Mod1–Mod5 (0 when there is none); levels is how many symbols a remapped spare
-	// keycode carries: 4 (two groups of two levels) with modeSwitch, else 2.
-	modeSwitch xproto.Keycode
-	levels     int
 }
 
 // remapState remembers keycodes this backend remapped and their original rows, to restore.
@@ -39,15 +30,10 @@ func (b *Backend) loadKeymapLocked() (*keymap, error) {
 	if err != nil {
 		return nil, xerr("GetKeyboardMapping", err)
 	}
-	km := &keymap{min: min, max: max, per: int(r.KeysymsPerKeycode), syms: r.Keysyms, levels: 2}
+	km := &keymap{min: min, max: max, per: int(r.KeysymsPerKeycode), syms: r.Keysyms}
 	mods, err := xproto.GetModifierMapping(b.conn).Reply()
 	if err != nil {
 		return nil, xerr("GetModifierMapping", err)
-	}
-	if km.per >= 4 {
-		if km.modeSwitch = modeSwitchKeycode(km, mods); km.modeSwitch != 0 {
-			km.levels = 4
-		}
 	}
 	for kc := int(min); kc <= int(max); kc++ {
 		// Keycode 8 is skipped: some clients treat the lowest keycode specially.
@@ -59,22 +45,6 @@ func (b *Backend) loadKeymapLocked() (*keymap, error) {
 		}
 	}
 	return km, nil
-}
-
-// modeSwitchKeycode returns a keycode whose first keysym is Mode_switch and which is bound
-// to one of Mod1–Mod5, or 0. Held, it selects the second group of every key: core columns
-// 2 and 3 (X11 protocol, "Keyboards"; on an XKB server the key's SetGroup action, and a key
-// with one group keeps typing its first).
-func modeSwitchKeycode(km *keymap, mods *xproto.GetModifierMappingReply) xproto.Keycode {
-	per := int(mods.KeycodesPerModifier)
-	for mod := 3; mod < 8 && per > 0; mod++ { // Shift, Lock and Control are 0–2
-		for _, kc := range mods.Keycodes[mod*per : (mod+1)*per] {
-			if kc != 0 && kc >= km.min && kc <= km.max && km.row(kc)[0] == ksModeSwitch {
-				return kc
-			}
-		}
-	}
-	return 0
 }
 
 func (km *keymap) row(kc xproto.Keycode) []xproto.Keysym {
@@ -119,75 +89,43 @@ func upperToLower(ks xproto.Keysym) (xproto.Keysym, bool) {
 	return 0, false
 }
 
-// slot is where a remapped keysym lives: a keycode, whether Shift selects it, and whether
-// it is in the second group (typed holding keymap.modeSwitch).
+// slot is where a remapped keysym lives: a keycode, and whether Shift selects it.
 type slot struct {
-	kc     xproto.Keycode
-	shift  bool
-	group2 bool
+	kc    xproto.Keycode
+	shift bool
 }
 
-// capacity is how many symbols one batch can remap with levels per spare keycode.
-func (km *keymap) capacity(levels int) int { return levels * len(km.spare) }
+// capacity is how many symbols one batch can remap: two per spare keycode (columns 0 and 1).
+func (km *keymap) capacity() int { return 2 * len(km.spare) }
 
-// remapLocked maps the keysyms in syms to spare keycodes, up to levels (2, or 4 when
-// km.levels is 4) per keycode, with one ChangeKeyboardMapping request per keycode (see
-// layoutRemap). It returns each keysym's slot.
-// Preconditions: input semaphore held; len(syms) <= km.capacity(levels); levels is 2 or
-// km.levels.
-func (b *Backend) remapLocked(km *keymap, syms []xproto.Keysym, levels int) (map[xproto.Keysym]slot, error) {
-	if len(syms) > km.capacity(levels) || km.per < 2 || levels > km.levels {
+// remapLocked maps the keysyms in syms to spare keycodes, two per keycode (the second
+// typed with Shift), with one ChangeKeyboardMapping request per keycode. It returns each
+// keysym's slot. Preconditions: input semaphore held; len(syms) <= km.capacity().
+func (b *Backend) remapLocked(km *keymap, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
+	if len(syms) > km.capacity() || km.per < 2 {
 		return nil, fmt.Errorf("%w: %d symbols, %d spare keycodes", ErrNoKeycode, len(syms), len(km.spare))
 	}
 	if b.remap.orig == nil {
 		b.remap.orig = map[xproto.Keycode][]xproto.Keysym{}
 	}
 	b.remap.per = km.per
-	rows, order, out := layoutRemap(km, syms)
-	for _, kc := range order {
+	out := make(map[xproto.Keysym]slot, len(syms))
+	for i := 0; i < len(syms); i += 2 {
+		kc := km.spare[i/2]
 		if _, saved := b.remap.orig[kc]; !saved {
 			b.remap.orig[kc] = slices.Clone(km.row(kc))
 		}
-		xproto.ChangeKeyboardMapping(b.conn, 1, kc, byte(km.per), rows[kc])
-		copy(km.row(kc), rows[kc])
+		row := make([]xproto.Keysym, km.per)
+		row[0], row[1] = syms[i], syms[i]
+		out[syms[i]] = slot{kc: kc}
+		if i+1 < len(syms) {
+			row[1] = syms[i+1]
+			out[syms[i+1]] = slot{kc: kc, shift: true}
+		}
+		xproto.ChangeKeyboardMapping(b.conn, 1, kc, byte(km.per), row)
+		copy(km.row(kc), row)
 	}
 	return out, nil
-}
-
-// layoutRemap places syms on km's spare keycodes in order: the first group (columns 0 and
-// 1, plain and Shift) of every spare keycode first, so text that fits there never holds
-// Mode_switch, then the second group (columns 2 and 3). A symbol alone in its group is
-// also put on the shifted level. It returns the new rows, their keycodes in order,
-// and each symbol's slot.
-func layoutRemap(km *keymap, syms []xproto.Keysym) (map[xproto.Keycode][]xproto.Keysym, []xproto.Keycode, map[xproto.Keysym]slot) {
-	rows := map[xproto.Keycode][]xproto.Keysym{}
-	var order []xproto.Keycode
-	out := make(map[xproto.Keysym]slot, len(syms))
-	base := 2 * len(km.spare) // symbols in the first group
-	for i, ks := range syms {
-		group2 := i >= base
-		j := i
-		if group2 {
-			j -= base
-		}
-		kc := km.spare[j/2]
-		row, ok := rows[kc]
-		if !ok {
-			row = make([]xproto.Keysym, km.per)
-			rows[kc] = row
-			order = append(order, kc)
-		}
-		col := j % 2
-		if group2 {
-			col += 2
-		}
-		row[col] = ks
-		if col%2 == 0 {
-			row[col+1] = ks // until a second symbol comes, Shift types the same
-		}
-		out[ks] = slot{kc: kc, shift: j%2 == 1, group2: group2}
-	}
-	return rows, order, out
 }
 
 // restoreKeymapLocked puts back every remapped keycode. Preconditions: input semaphore held.
