@@ -218,8 +218,9 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	if res.pinWindow != 0 {
 		args["pid"], args["window_id"] = float64(res.pinPID), float64(res.pinWindow)
 	}
-	// The handler decodes its typed arguments from this encoding of args (tool.Call.Args):
-	// numbers as the policy saw them, the pinned window included.
+	// The handler's typed decode reads args itself (tool.Call.Decode parses no JSON);
+	// this encoding of it (tool.Call.Args) is for a handler that wants the JSON: numbers
+	// as the policy saw them, the pinned window included.
 	clean := emptyArgs
 	if len(args) > 0 {
 		var err error

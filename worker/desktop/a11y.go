@@ -224,14 +224,17 @@ func clipTitle(s string) string {
 	return s[:cut] + "…"
 }
 
+// setValueArgs are set_value's arguments.
+type setValueArgs struct {
+	elementArgs
+	PID      *int            `json:"pid"`
+	WindowID *uint32         `json:"window_id"`
+	Value    json.RawMessage `json:"value"`
+	Session  string          `json:"session"`
+}
+
 func (d *desk) setValue(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		elementArgs
-		PID      *int            `json:"pid"`
-		WindowID *uint32         `json:"window_id"`
-		Value    json.RawMessage `json:"value"`
-		Session  string          `json:"session"`
-	}
+	var a setValueArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}

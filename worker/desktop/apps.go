@@ -40,16 +40,19 @@ func (d *desk) appSpecs() []spec {
 	}
 }
 
+// launchArgs are launch_app's arguments.
+type launchArgs struct {
+	Name      string   `json:"name"`
+	Path      string   `json:"launch_path"`
+	BundleID  string   `json:"bundle_id"`
+	URLs      []string `json:"urls"`
+	Args      []string `json:"additional_arguments"`
+	TimeoutMS *int     `json:"timeout_ms"`
+	Session   string   `json:"session"`
+}
+
 func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Name      string   `json:"name"`
-		Path      string   `json:"launch_path"`
-		BundleID  string   `json:"bundle_id"`
-		URLs      []string `json:"urls"`
-		Args      []string `json:"additional_arguments"`
-		TimeoutMS *int     `json:"timeout_ms"`
-		Session   string   `json:"session"`
-	}
+	var a launchArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -124,12 +127,15 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	return result(text, out), nil
 }
 
+// killArgs are kill_app's arguments.
+type killArgs struct {
+	PID     int    `json:"pid"`
+	GraceMS *int   `json:"grace_ms"`
+	Session string `json:"session"`
+}
+
 func (d *desk) killApp(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		PID     int    `json:"pid"`
-		GraceMS *int   `json:"grace_ms"`
-		Session string `json:"session"`
-	}
+	var a killArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -189,14 +195,17 @@ func (d *desk) bringToFront(ctx context.Context, call *tool.Call) (*tool.Result,
 	}), nil
 }
 
+// frameArgs are set_window_frame's arguments.
+type frameArgs struct {
+	winArgs
+	X      *float64 `json:"x"`
+	Y      *float64 `json:"y"`
+	Width  *int     `json:"width"`
+	Height *int     `json:"height"`
+}
+
 func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		winArgs
-		X      *float64 `json:"x"`
-		Y      *float64 `json:"y"`
-		Width  *int     `json:"width"`
-		Height *int     `json:"height"`
-	}
+	var a frameArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -234,10 +243,13 @@ func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, err
 	}), nil
 }
 
+// sessionArgs are the arguments of tools that take none but the session.
+type sessionArgs struct {
+	Session string `json:"session"`
+}
+
 func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Session string `json:"session"`
-	}
+	var a sessionArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -248,11 +260,14 @@ func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result
 	return result(text, map[string]any{"text": text, "has_owner": owner, "route": "x11_selection"}), nil
 }
 
+// clipboardWriteArgs are clipboard_write's arguments.
+type clipboardWriteArgs struct {
+	Text    *string `json:"text"`
+	Session string  `json:"session"`
+}
+
 func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Text    *string `json:"text"`
-		Session string  `json:"session"`
-	}
+	var a clipboardWriteArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}

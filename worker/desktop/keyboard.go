@@ -51,12 +51,15 @@ func (d *desk) keyTarget(ctx context.Context, known *x11.Window, t targetArgs) (
 	return resolve(ctx, d.b, known, t)
 }
 
+// typeTextArgs are type_text's arguments.
+type typeTextArgs struct {
+	targetArgs
+	elementArgs
+	Text *string `json:"text"`
+}
+
 func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		targetArgs
-		elementArgs
-		Text *string `json:"text"`
-	}
+	var a typeTextArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -101,12 +104,15 @@ func checkText(s string) error {
 	return nil
 }
 
+// pressKeyArgs are press_key's arguments.
+type pressKeyArgs struct {
+	targetArgs
+	Key      string   `json:"key"`
+	Modifier []string `json:"modifier"`
+}
+
 func (d *desk) pressKey(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		targetArgs
-		Key      string   `json:"key"`
-		Modifier []string `json:"modifier"`
-	}
+	var a pressKeyArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -137,11 +143,14 @@ func keyCombo(key string, mods []string) (x11.KeyCombo, error) {
 	return combo, nil
 }
 
+// hotkeyArgs are hotkey's arguments.
+type hotkeyArgs struct {
+	targetArgs
+	Keys []string `json:"keys"`
+}
+
 func (d *desk) hotkey(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		targetArgs
-		Keys []string `json:"keys"`
-	}
+	var a hotkeyArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}

@@ -40,11 +40,14 @@ func (d *desk) observeSpecs() []spec {
 	}
 }
 
+// listWindowsArgs are list_windows's arguments.
+type listWindowsArgs struct {
+	PID     *int   `json:"pid"`
+	Session string `json:"session"`
+}
+
 func (d *desk) listWindows(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		PID     *int   `json:"pid"`
-		Session string `json:"session"`
-	}
+	var a listWindowsArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -84,9 +87,7 @@ func flags(w x11.Window) string {
 }
 
 func (d *desk) listApps(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Session string `json:"session"`
-	}
+	var a sessionArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -102,9 +103,7 @@ func (d *desk) listApps(ctx context.Context, call *tool.Call) (*tool.Result, err
 }
 
 func (d *desk) screenSize(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Session string `json:"session"`
-	}
+	var a sessionArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -113,9 +112,7 @@ func (d *desk) screenSize(ctx context.Context, call *tool.Call) (*tool.Result, e
 }
 
 func (d *desk) cursorPosition(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Session string `json:"session"`
-	}
+	var a sessionArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -172,12 +169,15 @@ func imageResult(text string, img *x11.Image, extra map[string]any) *tool.Result
 // the session's consent grant or manifest entry for the display itself. Only windows of
 // protected processes (the host's consent dialog and indicator, cua-host itself, the
 // terminal showing a prompt) are painted over; everything else shows.
+// desktopStateArgs are get_desktop_state's arguments.
+type desktopStateArgs struct {
+	captureArgs
+	IncludeWindows *bool  `json:"include_windows"`
+	Session        string `json:"session"`
+}
+
 func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		captureArgs
-		IncludeWindows *bool  `json:"include_windows"`
-		Session        string `json:"session"`
-	}
+	var a desktopStateArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -208,18 +208,21 @@ func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result,
 	return imageResult(text, img, extra), nil
 }
 
+// zoomArgs are zoom's arguments.
+type zoomArgs struct {
+	PID      int      `json:"pid"`
+	WindowID uint32   `json:"window_id"`
+	RX1      *float64 `json:"x1"`
+	RY1      *float64 `json:"y1"`
+	RX2      *float64 `json:"x2"`
+	RY2      *float64 `json:"y2"`
+	Format   string   `json:"format"`
+	Quality  *int     `json:"quality"`
+	Session  string   `json:"session"`
+}
+
 func (d *desk) zoom(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		PID      int      `json:"pid"`
-		WindowID uint32   `json:"window_id"`
-		RX1      *float64 `json:"x1"`
-		RY1      *float64 `json:"y1"`
-		RX2      *float64 `json:"x2"`
-		RY2      *float64 `json:"y2"`
-		Format   string   `json:"format"`
-		Quality  *int     `json:"quality"`
-		Session  string   `json:"session"`
-	}
+	var a zoomArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}

@@ -260,18 +260,21 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 	}
 }
 
+// dragArgs are drag's arguments.
+type dragArgs struct {
+	targetArgs
+	FromX      *float64 `json:"from_x"`
+	FromY      *float64 `json:"from_y"`
+	ToX        *float64 `json:"to_x"`
+	ToY        *float64 `json:"to_y"`
+	DurationMS *int     `json:"duration_ms"`
+	Steps      *int     `json:"steps"`
+	Button     string   `json:"button"`
+	Modifier   []string `json:"modifier"`
+}
+
 func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		targetArgs
-		FromX      *float64 `json:"from_x"`
-		FromY      *float64 `json:"from_y"`
-		ToX        *float64 `json:"to_x"`
-		ToY        *float64 `json:"to_y"`
-		DurationMS *int     `json:"duration_ms"`
-		Steps      *int     `json:"steps"`
-		Button     string   `json:"button"`
-		Modifier   []string `json:"modifier"`
-	}
+	var a dragArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -313,17 +316,20 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 		map[string]any{"from": from, "to": to, "steps": steps, "duration_ms": dur}), nil
 }
 
+// scrollArgs are scroll's arguments.
+type scrollArgs struct {
+	targetArgs
+	elementArgs
+	X         *float64 `json:"x"`
+	Y         *float64 `json:"y"`
+	Direction string   `json:"direction"`
+	Amount    *int     `json:"amount"`
+	By        string   `json:"by"`
+	Modifier  []string `json:"modifier"`
+}
+
 func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		targetArgs
-		elementArgs
-		X         *float64 `json:"x"`
-		Y         *float64 `json:"y"`
-		Direction string   `json:"direction"`
-		Amount    *int     `json:"amount"`
-		By        string   `json:"by"`
-		Modifier  []string `json:"modifier"`
-	}
+	var a scrollArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
+	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/x11"
 )
 
@@ -46,11 +48,13 @@ type Call struct {
 	// Name is the canonical tool name.
 	Name string
 	// Args is the sanitized JSON object of arguments (never nil; "{}" when empty), the
-	// encoding of Arguments that Decode reads typed values from.
+	// encoding of Arguments. Decode reads it only when Arguments is nil (or for a struct
+	// type Decode cannot fill from Arguments directly).
 	Args json.RawMessage
 	// Arguments is the object the authorizer decoded once and decided on, sanitized and
-	// with any pinned window written in; handlers read it, never modify it. Nil when a
-	// handler is called without the worker's authorizer: Decode then reads Args alone.
+	// with any pinned window written in; handlers read it, never modify it, and Decode
+	// fills their typed arguments from it. Nil when a handler is called without the
+	// worker's authorizer: Decode then reads Args alone.
 	Arguments map[string]any
 	// Window is the window the authorizer resolved for this call and decided on (the
 	// X server's owner, its frame, its title), or nil when the call targets none or a
@@ -86,14 +90,46 @@ type Launch struct {
 	Declared bool
 }
 
-// Decode unmarshals the call's arguments into v, rejecting unknown fields. When the
-// authorizer decoded them (Arguments), their names are checked from that object instead
-// of parsing Args once more.
+// Decode fills v, a pointer to a handler's argument struct, from the call's arguments,
+// rejecting unknown fields. When the authorizer decoded them (Arguments), Decode reads that
+// object and parses no JSON: the result is what encoding/json's strict decode of Args (the
+// object's encoding) would give, field for field and refusal for refusal (see decode.go).
+// Without Arguments, or for a struct type decode.go does not handle, it decodes Args.
 func (c *Call) Decode(v any) error {
 	if c.Arguments != nil {
-		return decodeArgs(c.Args, keysOf(c.Arguments), v)
+		if done, err := decodeObject(c.Arguments, v); done {
+			return err
+		}
+		args := c.Args
+		if len(args) == 0 {
+			var err error
+			if args, err = json.Marshal(c.Arguments); err != nil {
+				return authz.Refuse(authz.CodeInvalidArguments, "encode arguments: %v", err)
+			}
+		}
+		countParse()
+		return decodeArgs(args, keysOf(c.Arguments), v)
 	}
+	countParse()
 	return DecodeArgs(c.Args, v)
+}
+
+// parseCounter, when a test sets it (CountParses), counts the calls whose arguments Decode
+// parsed from JSON. Nil in production.
+var parseCounter atomic.Pointer[atomic.Int64]
+
+func countParse() {
+	if n := parseCounter.Load(); n != nil {
+		n.Add(1)
+	}
+}
+
+// CountParses makes every later Decode that parses a call's arguments from JSON add one to
+// n, until stop is called. It is for tests that count the work of a call; tests using it
+// must not run in parallel with each other.
+func CountParses(n *atomic.Int64) (stop func()) {
+	parseCounter.Store(n)
+	return func() { parseCounter.Store(nil) }
 }
 
 // Session is the per-session state handlers may read and record into. Its label is public
