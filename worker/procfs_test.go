@@ -2,6 +2,8 @@ package worker
 
 import (
 	"os"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 	"os/exec"
 	"testing"
 	"time"
@@ -60,4 +62,52 @@ func TestProcCacheFollowsExec(t *testing.T) {
 	if gone := c.read(cmd.Process.Pid); gone.alive {
 		t.Errorf("a reaped process reads as alive: %+v", gone)
 	}
+}
+
+// TestProcCacheZombie: a cached process that exits reads as not alive while it is a zombie
+// and after it is reaped, and its cached descriptor is released.
+func TestProcCacheZombie(t *testing.T) {
+	cmd := exec.Command("/usr/bin/sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	var c procCache
+	t.Cleanup(c.close)
+	if info := c.read(pid); !info.alive || info.exe != "/usr/bin/sleep" {
+		t.Fatalf("read(%d) = %+v, want alive running /usr/bin/sleep", pid, info)
+	}
+	if info := c.read(pid); !info.alive || info.exe != "/usr/bin/sleep" {
+		t.Fatalf("cached read(%d) = %+v, want alive running /usr/bin/sleep", pid, info)
+	}
+	cmd.Process.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := readStatState(pid)
+		if err == nil && st == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not become a zombie (state %c, %v)", pid, st, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if info := c.read(pid); info.alive {
+		t.Errorf("a zombie reads as alive: %+v", info)
+	}
+	cmd.Wait()
+	if info := c.read(pid); info.alive {
+		t.Errorf("a reaped process reads as alive: %+v", info)
+	}
+	c.mu.RLock()
+	n := len(c.m)
+	c.mu.RUnlock()
+	if n != 0 {
+		t.Errorf("cache holds %d entries after the process is gone, want 0", n)
+	}
+}
+
+func readStatState(pid int) (byte, error) {
+	st, err := procfs.ReadStat(pid)
+	return st.State, err
 }
