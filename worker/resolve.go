@@ -344,14 +344,16 @@ func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid in
 		if !w.Focused || !w.Mapped {
 			continue
 		}
-		if self := r.self(w.PID, r.procs.read(w.PID)); self != 0 {
+		// One read of the focused process for both the protection check and the pinned
+		// target, so both describe the same process.
+		info := r.procs.read(w.PID)
+		if self := r.self(w.PID, info); self != 0 {
 			display.ProtectedUIPID = self
 			return display
 		}
 		if scope == "desktop" || !r.pinnable[tool] || w.PID <= 0 {
 			return display
 		}
-		info := r.procs.read(w.PID)
 		if !info.alive {
 			return display
 		}
