@@ -5,6 +5,7 @@ import (
 
 	"github.com/cua-host/cua-host/internal/procfs"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 )
@@ -110,4 +111,54 @@ func TestProcCacheZombie(t *testing.T) {
 func readStatState(pid int) (byte, error) {
 	st, err := procfs.ReadStat(pid)
 	return st.State, err
+}
+
+// TestProcCacheConcurrent: readers of several processes racing with each other and with
+// the cache being emptied each get their own process's executable; a descriptor is never
+// read after it was closed (a reused descriptor number would name another process).
+func TestProcCacheConcurrent(t *testing.T) {
+	want := map[int]string{}
+	for _, argv := range [][]string{{"/usr/bin/sleep", "30"}, {"/usr/bin/tail", "-f", "/dev/null"}, {"/usr/bin/sleep", "31"}} {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		want[cmd.Process.Pid] = argv[0]
+	}
+	var c procCache
+	t.Cleanup(c.close)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				c.close()
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	var readers sync.WaitGroup
+	for range 6 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for i := range 300 {
+				for pid, exe := range want {
+					if info := c.read(pid); !info.alive || info.exe != exe {
+						t.Errorf("read %d of pid %d = %+v, want alive running %s", i, pid, info, exe)
+						return
+					}
+				}
+			}
+		}()
+	}
+	readers.Wait()
+	close(stop)
+	wg.Wait()
 }
