@@ -63,7 +63,11 @@ func (p *Pipeline) Decide(ctx context.Context, c *Authority, tool string, args m
 		return refused(Refuse(CodeProtectedUIDenied, "the input would land on a window of protected process %d", t.ProtectedUIPID))
 	}
 	// 5. Policy: managed, then user; both must allow. They see the resolved target too.
-	if d := p.policy.DecideSanitized(ctx, tool, args, policyTarget(t)); !d.Allow {
+	var pt *policy.Target
+	if target, ok := policyTarget(t); ok {
+		pt = &target // stays on the stack: the policy does not keep it
+	}
+	if d := p.policy.DecideSanitized(ctx, tool, args, pt); !d.Allow {
 		return refused(Refuse(CodePermissionDenied, "%s", d.Reason))
 	}
 	// 6. Risk classification.
@@ -120,25 +124,25 @@ func (c *Authority) owns(r Resource) bool {
 	return r.Kind == ResourceDisplay && c.OwnsDisplay
 }
 
-// policyTarget is the resolved target as the policy sees it (nil when it names nothing).
-func policyTarget(t *Target) *policy.Target {
+// policyTarget is the resolved target as the policy sees it (false when it names nothing).
+func policyTarget(t *Target) (policy.Target, bool) {
 	if t == nil || t.Unresolved != nil {
-		return nil
+		return policy.Target{}, false
 	}
 	r := t.Resource
 	switch r.Kind {
 	case ResourceWindow, ResourceProcess, ResourceDisplay, ResourceClipboard, ResourceApplication:
 	default:
-		return nil
+		return policy.Target{}, false
 	}
-	pt := &policy.Target{Kind: r.Kind.String(), PID: r.PID, WindowID: r.Window, Executable: r.Executable}
+	pt := policy.Target{Kind: r.Kind.String(), PID: r.PID, WindowID: r.Window, Executable: r.Executable}
 	if r.PID > 0 {
 		pt.Owner = policy.OwnerForeign
 		if r.Owned {
 			pt.Owner = policy.OwnerSession
 		}
 	}
-	return pt
+	return pt, true
 }
 
 func refused(r *Refusal) Decision { return Decision{Refusal: r} }

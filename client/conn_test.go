@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeWorker answers envelopes on the far end of a session channel with behave, which
 // returns the reply to send (nil: none).
-func fakeWorker(t *testing.T, behave func(env *cuav1.Envelope) *cuav1.Envelope) (*Conn, *wire.SessionConn) {
+func fakeWorker(t testing.TB, behave func(env *cuav1.Envelope) *cuav1.Envelope) (*Conn, *wire.SessionConn) {
 	t.Helper()
 	a, b, err := wire.SessionPair()
 	if err != nil {
@@ -170,5 +170,28 @@ func TestReplyWithoutOutcomeIsUnknown(t *testing.T) {
 	res, err := c.Call(context.Background(), "x", nil)
 	if err == nil || res.Outcome != Unknown {
 		t.Errorf("reply without outcome = %+v, %v; want UNKNOWN and an error", res, err)
+	}
+}
+
+// BenchmarkCallScheme compares a lone caller's no-op round trip against an echoing peer
+// with the reader role (the caller reads its own reply) and with one reader goroutine.
+func BenchmarkCallScheme(b *testing.B) {
+	for _, plain := range []bool{false, true} {
+		name := "reader_role"
+		if plain {
+			name = "reader_goroutine"
+		}
+		b.Run(name, func(b *testing.B) {
+			plainReader = plain
+			defer func() { plainReader = false }()
+			c, _ := fakeWorker(b, func(env *cuav1.Envelope) *cuav1.Envelope { return completed("") })
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := c.Call(ctx, "noop", nil); err != nil || res.Outcome != Completed {
+					b.Fatal(res, err)
+				}
+			}
+		})
 	}
 }

@@ -32,7 +32,10 @@ func inProcess(tb testing.TB, register func(*tool.Registry)) *client.Conn {
 				register(reg)
 			}
 			return reg, nil, nil
-		}, ExtraInventory: []authz.Entry{authz.MetadataOnly("noop", "Do nothing (test only).", authz.R0, authz.ResourceNone, authz.Annotations{})}})
+		}, ExtraInventory: []authz.Entry{
+			authz.MetadataOnly("noop", "Do nothing (test only).", authz.R0, authz.ResourceNone, authz.Annotations{}),
+			authz.MetadataOnly("slow_noop", "Do nothing, not marked quick (test only).", authz.R0, authz.ResourceNone, authz.Annotations{}),
+		}})
 	}()
 	gen := make([]byte, contract.GenerationLen)
 	hc.Send(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Hello{Hello: &cuav1.Hello{
@@ -68,6 +71,34 @@ func BenchmarkDispatchInProcess(b *testing.B) {
 	for b.Loop() {
 		if res, err := c.Call(ctx, "noop", nil); err != nil || res.Outcome != client.Completed {
 			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkDispatchScheme measures no-op round trips (a quick tool and an ordinary one)
+// with quick calls run on the session's reader and with every call on a goroutine of its
+// own.
+func BenchmarkDispatchScheme(b *testing.B) {
+	for _, scheme := range []struct {
+		name     string
+		onReader bool
+	}{{"quick_on_reader", true}, {"goroutine_per_call", false}} {
+		for _, tl := range []string{"noop", "slow_noop"} {
+			b.Run(scheme.name+"/"+tl, func(b *testing.B) {
+				quickOnReader = scheme.onReader
+				defer func() { quickOnReader = true }()
+				c := inProcess(b, func(reg *tool.Registry) {
+					reg.Register(tool.Tool{Name: "noop", Quick: true, Handler: func(context.Context, *tool.Call) (*tool.Result, error) { return &tool.Result{}, nil }})
+					reg.Register(tool.Tool{Name: "slow_noop", Handler: func(context.Context, *tool.Call) (*tool.Result, error) { return &tool.Result{}, nil }})
+				})
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if res, err := c.Call(ctx, tl, nil); err != nil || res.Outcome != client.Completed {
+						b.Fatal(res, err)
+					}
+				}
+			})
 		}
 	}
 }

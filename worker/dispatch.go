@@ -35,15 +35,20 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 	call := newRequest(req.GetName(), req.GetArguments())
 	quick := false
 	if t, ok := s.w.reg.Lookup(call.name); ok {
-		quick = t.Quick
+		quick = t.Quick && quickOnReader
 	}
 	if quick {
-		// Run on the reader itself: nothing else reads the channel meanwhile, so there is
-		// nothing to cancel it and no concurrency to account for; the session's context
-		// still ends it on revocation.
-		ctx := deadlineCtx{Context: s.ctx, at: deadline}
+		// Runs on the reader (serve): nothing reads the channel meanwhile, so no Cancel can
+		// reach it and it is not in inflight (nor counted against MaxInFlight); its deadline
+		// and the session's end still cancel it.
+		cctx, cancel := context.WithCancelCause(s.ctx)
+		ctx := deadlineCtx{Context: cctx, at: deadline}
+		c := &inflightCall{cancel: cancel}
+		s.w.deadlines.add(c, deadline)
 		return func() {
-			res := s.dispatch(ctx, nil, call)
+			defer cancel(context.Canceled)
+			res := s.dispatch(ctx, c, call)
+			s.w.deadlines.remove(c)
 			s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: res}})
 		}, true
 	}
@@ -72,7 +77,7 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 }
 
 // dispatch is the one place every tool call passes: authorization first, then the handler,
-// then the outcome. c is nil for a quick call run on the reader.
+// then the outcome.
 //
 // Preconditions: startCall checked the session state for this call (the only check: a
 // revocation after it cancels ctx, which refuses the call below before the handler runs).

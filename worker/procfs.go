@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/internal/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // procInfo is what the authorizer reads about one process from /proc.
@@ -22,47 +23,128 @@ type procInfo struct {
 	start uint64
 }
 
-// procCache remembers the path of each process's executable, by pid, start time and the
-// executable file's identity: a reused pid has another start time, and a process that
-// called execve runs another file, so a hit is always the same process running the same
-// file. /proc/PID/stat and the executable's stat are read on every call; only the
-// readlink is saved. It is safe for concurrent use.
+// procCache keeps, for each process the authorizer asked about, a descriptor of its /proc
+// directory and what was read through it: start time, parent, and the executable's path and
+// identity. A /proc/PID descriptor names one process, not a number: once that process is
+// reaped nothing can be read through it, and a reused pid is opened afresh. A process that
+// called execve runs another file: the executable's identity is read again on every call
+// (one statx through the descriptor, which also fails once the process is a zombie or gone),
+// and anything but the cached identity drops the entry and reads everything again. So a hit
+// costs one system call and is always the same live process running the same file.
+//
+// The parent is the one read when the entry was made. It is only ever compared with the
+// worker's own pid: a live child of the worker stays its child (a parent changes only when
+// the parent exits), and a stale answer for any other process can only say "not the
+// worker's child", which grants nothing.
+//
+// It is safe for concurrent use.
 type procCache struct {
-	// mu guards m.
-	mu sync.Mutex
-	m  map[int]procInfo
+	// mu guards m and the descriptors in it: a descriptor is used with mu held for reading
+	// and closed with mu held for writing, so no call reads through a closed (or reused)
+	// descriptor number.
+	mu sync.RWMutex
+	m  map[int]procEntry
 }
 
-// maxProcCache bounds the cache; it is emptied when full.
-const maxProcCache = 4096
+// procEntry is one cached process: its /proc directory (owned by the cache) and its facts.
+type procEntry struct {
+	dirfd int
+	info  procInfo
+}
+
+// maxProcCache bounds the cache (each entry holds a descriptor); it is emptied when full.
+const maxProcCache = 256
 
 // read returns pid's facts. It never fails: what cannot be read stays zero.
 func (c *procCache) read(pid int) procInfo {
-	info, ok := readStat(pid)
-	if !ok {
+	if pid <= 0 {
 		return procInfo{}
 	}
-	info.dev, info.ino = procfs.ExeID(pid)
-	c.mu.Lock()
-	cached, hit := c.m[pid]
-	c.mu.Unlock()
-	if hit && cached.start == info.start && cached.dev == info.dev && cached.ino == info.ino && info.ino != 0 {
-		info.exe = cached.exe
+	c.mu.RLock()
+	e, hit := c.m[pid]
+	if hit {
+		dev, ino, err := procfs.ExeIDAt(e.dirfd)
+		if err == nil && dev == e.info.dev && ino == e.info.ino {
+			c.mu.RUnlock()
+			return e.info
+		}
+	}
+	c.mu.RUnlock()
+	if hit {
+		c.drop(pid, e.dirfd)
+	}
+	return c.load(pid)
+}
+
+// load reads pid's facts through a fresh descriptor of its /proc directory and caches them
+// when the executable was readable and did not change while it was read.
+func (c *procCache) load(pid int) procInfo {
+	dirfd, err := procfs.OpenDir(pid)
+	if err != nil {
+		return procInfo{}
+	}
+	info, ok := statInfo(procfs.ReadStatAt(dirfd))
+	if !ok {
+		unix.Close(dirfd)
+		return procInfo{}
+	}
+	dev, ino, err := procfs.ExeIDAt(dirfd)
+	if err != nil {
+		// Another user's process, or one exiting: its facts without an executable, and
+		// nothing cached.
+		unix.Close(dirfd)
 		return info
 	}
-	if exe, err := procfs.Exe(pid); err == nil {
+	info.dev, info.ino = dev, ino
+	if exe, err := procfs.ExeAt(dirfd); err == nil {
 		info.exe = exe
 	}
-	// Cache only what a second read confirms belongs to the same process.
-	if again, ok := readStat(pid); ok && again.start == info.start && info.ino != 0 {
-		c.mu.Lock()
-		if c.m == nil || len(c.m) >= maxProcCache {
-			c.m = make(map[int]procInfo)
+	// An execve between the two reads of the executable would pair the new file's path
+	// with the old file's identity: cache only what a second look confirms; otherwise
+	// return the newest identity without a path.
+	dev2, ino2, err := procfs.ExeIDAt(dirfd)
+	if err != nil || dev2 != dev || ino2 != ino || info.exe == "" {
+		unix.Close(dirfd)
+		if err != nil || dev2 != dev || ino2 != ino {
+			info.dev, info.ino, info.exe = dev2, ino2, ""
 		}
-		c.m[pid] = info
-		c.mu.Unlock()
+		return info
 	}
+	c.mu.Lock()
+	if old, ok := c.m[pid]; ok {
+		unix.Close(old.dirfd)
+	}
+	if c.m == nil || len(c.m) >= maxProcCache {
+		c.closeLocked()
+		c.m = make(map[int]procEntry)
+	}
+	c.m[pid] = procEntry{dirfd: dirfd, info: info}
+	c.mu.Unlock()
 	return info
+}
+
+// drop removes pid's entry if it still holds dirfd, and closes it.
+func (c *procCache) drop(pid, dirfd int) {
+	c.mu.Lock()
+	if e, ok := c.m[pid]; ok && e.dirfd == dirfd {
+		delete(c.m, pid)
+		unix.Close(dirfd)
+	}
+	c.mu.Unlock()
+}
+
+// close closes every cached descriptor and empties the cache; it may be used again after.
+func (c *procCache) close() {
+	c.mu.Lock()
+	c.closeLocked()
+	c.m = nil
+	c.mu.Unlock()
+}
+
+func (c *procCache) closeLocked() {
+	for _, e := range c.m {
+		unix.Close(e.dirfd)
+	}
 }
 
 // readStat reads state, ppid and start time from /proc/PID/stat; a zombie is not ok.

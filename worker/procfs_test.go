@@ -2,7 +2,10 @@ package worker
 
 import (
 	"os"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 )
@@ -60,4 +63,102 @@ func TestProcCacheFollowsExec(t *testing.T) {
 	if gone := c.read(cmd.Process.Pid); gone.alive {
 		t.Errorf("a reaped process reads as alive: %+v", gone)
 	}
+}
+
+// TestProcCacheZombie: a cached process that exits reads as not alive while it is a zombie
+// and after it is reaped, and its cached descriptor is released.
+func TestProcCacheZombie(t *testing.T) {
+	cmd := exec.Command("/usr/bin/sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	var c procCache
+	t.Cleanup(c.close)
+	if info := c.read(pid); !info.alive || info.exe != "/usr/bin/sleep" {
+		t.Fatalf("read(%d) = %+v, want alive running /usr/bin/sleep", pid, info)
+	}
+	if info := c.read(pid); !info.alive || info.exe != "/usr/bin/sleep" {
+		t.Fatalf("cached read(%d) = %+v, want alive running /usr/bin/sleep", pid, info)
+	}
+	cmd.Process.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := readStatState(pid)
+		if err == nil && st == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not become a zombie (state %c, %v)", pid, st, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if info := c.read(pid); info.alive {
+		t.Errorf("a zombie reads as alive: %+v", info)
+	}
+	cmd.Wait()
+	if info := c.read(pid); info.alive {
+		t.Errorf("a reaped process reads as alive: %+v", info)
+	}
+	c.mu.RLock()
+	n := len(c.m)
+	c.mu.RUnlock()
+	if n != 0 {
+		t.Errorf("cache holds %d entries after the process is gone, want 0", n)
+	}
+}
+
+func readStatState(pid int) (byte, error) {
+	st, err := procfs.ReadStat(pid)
+	return st.State, err
+}
+
+// TestProcCacheConcurrent: readers of several processes racing with each other and with
+// the cache being emptied each get their own process's executable; a descriptor is never
+// read after it was closed (a reused descriptor number would name another process).
+func TestProcCacheConcurrent(t *testing.T) {
+	want := map[int]string{}
+	for _, argv := range [][]string{{"/usr/bin/sleep", "30"}, {"/usr/bin/tail", "-f", "/dev/null"}, {"/usr/bin/sleep", "31"}} {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		want[cmd.Process.Pid] = argv[0]
+	}
+	var c procCache
+	t.Cleanup(c.close)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				c.close()
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	var readers sync.WaitGroup
+	for range 6 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for i := range 300 {
+				for pid, exe := range want {
+					if info := c.read(pid); !info.alive || info.exe != exe {
+						t.Errorf("read %d of pid %d = %+v, want alive running %s", i, pid, info, exe)
+						return
+					}
+				}
+			}
+		}()
+	}
+	readers.Wait()
+	close(stop)
+	wg.Wait()
 }

@@ -227,7 +227,8 @@ func unverified(r *authz.Resource, w x11.Window) {
 // with desktop points (or the pointer's position when no point is given). Every point is
 // checked for a protected window under it.
 func (r *resolver) pointer(ctx context.Context, s *session, tool string, args map[string]any, pid int, hasPID bool, wid uint32, hasWID bool, scope string) resolution {
-	pts := points(args)
+	var buf [3]x11.Point
+	pts := points(buf[:0], args)
 	var res resolution
 	var origin x11.Point
 	switch {
@@ -343,14 +344,16 @@ func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid in
 		if !w.Focused || !w.Mapped {
 			continue
 		}
-		if self := r.self(w.PID, r.procs.read(w.PID)); self != 0 {
+		// One read of the focused process for both the protection check and the pinned
+		// target, so both describe the same process.
+		info := r.procs.read(w.PID)
+		if self := r.self(w.PID, info); self != 0 {
 			display.ProtectedUIPID = self
 			return display
 		}
 		if scope == "desktop" || !r.pinnable[tool] || w.PID <= 0 {
 			return display
 		}
-		info := r.procs.read(w.PID)
 		if !info.alive {
 			return display
 		}
@@ -402,10 +405,9 @@ func foldedKey(args map[string]any) string {
 	return ""
 }
 
-// points returns the call's coordinates: x,y and drag's from/to pairs, where both numbers
-// of a pair are present. Others are left to the handler to refuse.
-func points(args map[string]any) []x11.Point {
-	var out []x11.Point
+// points appends the call's coordinates to out: x,y and drag's from/to pairs, where both
+// numbers of a pair are present. Others are left to the handler to refuse.
+func points(out []x11.Point, args map[string]any) []x11.Point {
 	for _, pair := range [...][2]string{{"x", "y"}, {"from_x", "from_y"}, {"to_x", "to_y"}} {
 		x, okx := args[pair[0]].(float64)
 		y, oky := args[pair[1]].(float64)

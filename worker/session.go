@@ -48,15 +48,8 @@ type session struct {
 	// asking maps grant scopes to the consent request in flight for them.
 	asking map[authz.GrantKey]*pendingConsent
 
-	// idle counts goroutines waiting in awaitReaderRole.
-	idle int
-
-	// lastRequestID is owned by the goroutine holding the reader role.
+	// lastRequestID is owned by the session's reader goroutine (serve).
 	lastRequestID uint64
-	// promote hands the reader role to an idle goroutine; gone is closed when the channel
-	// has ended.
-	promote chan struct{}
-	gone    chan struct{}
 }
 
 // errSessionEnded is the cancellation cause of a session's context once it ended.
@@ -117,8 +110,6 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		lastActivity: now,
 		inflight:     map[uint64]*inflightCall{},
 		asking:       map[authz.GrantKey]*pendingConsent{},
-		promote:      make(chan struct{}),
-		gone:         make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancelCause(w.baseCtx)
 
@@ -214,12 +205,18 @@ func (s *session) revoke(code authz.Code, reason string) bool {
 	return true
 }
 
-// serve is one of the session's goroutines. At any time one of them holds the reader role,
-// which owns lastRequestID. The reader runs a quick tool's call itself (tool.Tool.Quick), so
-// its reply leaves from the goroutine that read the request with no handoff at all. For any
-// other call it first hands the reader role to an idle goroutine (or a new one) so the
-// channel keeps being read while the call runs (Cancel keeps working), runs the call, and
-// then waits, idle, to be handed the role again.
+// serve is the session's reader: the one goroutine that reads the channel, for as long as
+// it is open. It alone touches lastRequestID, so replay checks and the order of
+// acceptance are the order on the wire.
+//
+// A quick tool's call (tool.Tool.Quick) runs here, on the reader, and its reply leaves from
+// this goroutine: no goroutine is started or woken for it, which BenchmarkDispatchScheme
+// shows is most of a no-op round trip's dispatch cost. While it runs the channel is not
+// read, so a Cancel for it is read only after it returned; its deadline still ends it
+// (startCall registers it with the worker's deadlines), and the session's end cancels it.
+// Any other call runs on a goroutine of its own, so the reader keeps reading (Cancel,
+// further calls) while it runs. Replies are sent by whichever goroutine finished the call,
+// taking turns on the connection's send lock.
 func (s *session) serve() {
 	defer s.w.wg.Done()
 	for {
@@ -234,65 +231,29 @@ func (s *session) serve() {
 			return
 		}
 		run, quick, ok := s.handle(env)
-		if !ok {
+		switch {
+		case !ok:
 			s.finish()
 			return
-		}
-		if run == nil {
-			continue
-		}
-		if quick {
+		case run == nil:
+		case quick && quickOnReader:
 			run()
-			continue
+		default:
+			s.w.wg.Add(1) // the reader holds a count, so the group cannot reach zero meanwhile
+			go func() {
+				defer s.w.wg.Done()
+				run()
+			}()
 		}
-		s.handOffReader()
-		run()
-		if !s.awaitReaderRole() {
-			return
-		}
 	}
 }
 
-// maxIdle bounds the idle goroutines a session keeps for reuse.
-const maxIdle = 4
+// quickOnReader is false only in BenchmarkDispatchScheme, which measures what running quick
+// calls on the reader saves over a goroutine per call.
+var quickOnReader = true
 
-// handOffReader gives the reader role to an idle goroutine, or starts one.
-func (s *session) handOffReader() {
-	select {
-	case s.promote <- struct{}{}:
-	default:
-		s.w.wg.Add(1) // we hold a count, so the group cannot be waited to zero meanwhile
-		go s.serve()
-	}
-}
-
-// awaitReaderRole parks an idle goroutine until it is handed the reader role (true) or the
-// session's channel is gone or enough goroutines are idle already (false).
-func (s *session) awaitReaderRole() bool {
-	s.mu.Lock()
-	if s.idle >= maxIdle {
-		s.mu.Unlock()
-		return false
-	}
-	s.idle++
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.idle--
-		s.mu.Unlock()
-	}()
-	select {
-	case <-s.promote:
-		return true
-	case <-s.gone:
-		return false
-	}
-}
-
-// finish runs when the channel is gone: the session ends for good and idle goroutines
-// exit.
+// finish runs when the channel is gone: the session ends for good.
 func (s *session) finish() {
-	close(s.gone)
 	s.revoke(authz.CodeSessionEnded, "the session channel closed")
 	s.conn.Close()
 	s.w.mu.Lock()

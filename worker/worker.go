@@ -168,6 +168,9 @@ func (w *worker) teardown(cause error) {
 			w.log.Debug("close backends", "err", err)
 		}
 	}
+	if w.authorizer != nil {
+		w.authorizer.res.procs.close()
+	}
 	w.ctrl.Close()
 }
 

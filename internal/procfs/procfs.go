@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrMalformed is returned for a /proc/PID/stat line that does not parse.
@@ -55,6 +57,60 @@ func ReadStat(pid int) (Stat, error) {
 	st, err := ParseStat(buf[:n])
 	st.PID = pid
 	return st, err
+}
+
+// OpenDir opens /proc/PID as a directory (close-on-exec) and returns the descriptor; the
+// caller owns it. The descriptor names the process, not the number: once that process is
+// reaped, everything read through it fails, even after the pid is reused. A pid that is
+// not positive reads as not existing.
+func OpenDir(pid int) (int, error) {
+	if pid <= 0 {
+		return -1, os.ErrNotExist
+	}
+	fd, err := unix.Open(dir(pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir(pid), Err: err}
+	}
+	return fd, nil
+}
+
+// ReadStatAt reads the stat file of the process whose /proc directory is dirfd (OpenDir).
+func ReadStatAt(dirfd int) (Stat, error) {
+	fd, err := unix.Openat(dirfd, "stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Stat{}, &os.PathError{Op: "openat", Path: "stat", Err: err}
+	}
+	var buf [1024]byte
+	n, err := unix.Read(fd, buf[:])
+	unix.Close(fd)
+	if err != nil {
+		return Stat{}, &os.PathError{Op: "read", Path: "stat", Err: err}
+	}
+	if n <= 0 {
+		return Stat{}, ErrMalformed
+	}
+	return ParseStat(buf[:n])
+}
+
+// ExeIDAt returns the device and inode of the file the process whose /proc directory is
+// dirfd runs, with one statx. It fails when the process is gone or is a zombie (it has no
+// memory map left), and for another user's process.
+func ExeIDAt(dirfd int) (dev, ino uint64, err error) {
+	var st unix.Statx_t
+	if err := unix.Statx(dirfd, "exe", unix.AT_STATX_DONT_SYNC, unix.STATX_INO, &st); err != nil {
+		return 0, 0, err
+	}
+	return unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino, nil
+}
+
+// ExeAt is Exe for the process whose /proc directory is dirfd.
+func ExeAt(dirfd int) (string, error) {
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlinkat(dirfd, "exe", buf[:])
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(buf[:n]), " (deleted)"), nil
 }
 
 // ParseStat parses a /proc/PID/stat line up to the start time (field 22).
@@ -126,11 +182,11 @@ func Exe(pid int) (string, error) {
 // ExeID returns the device and inode of the file pid runs (0, 0 when unreadable): a
 // process that called execve runs another file.
 func ExeID(pid int) (dev, ino uint64) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(dir(pid)+"/exe", &st); err != nil {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, dir(pid)+"/exe", unix.AT_STATX_DONT_SYNC, unix.STATX_INO, &st); err != nil {
 		return 0, 0
 	}
-	return st.Dev, st.Ino
+	return unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino
 }
 
 // Comm returns /proc/PID/comm, the command name, or "" when unreadable.
