@@ -49,8 +49,9 @@ type kinds struct {
 	Strs  []string        `json:"strs"`
 	Raw   json.RawMessage `json:"raw"`
 	Plain int
-	skip  int
-	Dash  int `json:"-"`
+	//lint:ignore U1000 an unexported field, which the decoder must leave alone
+	skip int
+	Dash int `json:"-"`
 }
 
 // ambiguous is struct{ AmbA; AmbB }, built at run time (vet rightly flags the repeated
