@@ -49,6 +49,10 @@ const (
 	// CodeActivationFailed: the target window did not get the keyboard focus, so keys
 	// would go elsewhere.
 	CodeActivationFailed Code = "activation_failed"
+	// CodeBackgroundUnavailable: the call asked for (or defaulted to) background delivery
+	// and no background route reaches the target; nothing was sent, and foreground delivery
+	// would take the person's pointer or keyboard focus (the reference's code).
+	CodeBackgroundUnavailable Code = "background_unavailable"
 )
 
 // Refusal is a refused call: a stable code and a message. A refusal always means the call

@@ -16,6 +16,7 @@ declare -A want=(
   [xterm]=xterm
   [zenity]=zenity
   [xdotool]=xdotool
+  [xinput]=xinput
   [xwininfo]=x11-utils
   [xprop]=x11-utils
   [xdpyinfo]=x11-utils

@@ -106,7 +106,7 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		conn:         conn,
 		label:        label,
 		authority:    auth,
-		state:        tool.NewSession(label, mode.String()),
+		state:        newToolSession(label, mode.String(), w.hello.GetDisplay().GetPrivate()),
 		lastActivity: now,
 		inflight:     map[uint64]*inflightCall{},
 		asking:       map[authz.GrantKey]*pendingConsent{},
@@ -201,8 +201,16 @@ func (s *session) revoke(code authz.Code, reason string) bool {
 	s.mu.Unlock()
 	s.grants.Revoke()
 	s.cancel(errSessionEnded)
+	s.state.End()
 	s.w.log.Info("session ended", "label", s.label, "code", code, "reason", reason)
 	return true
+}
+
+// newToolSession is the state handlers see for a session.
+func newToolSession(label, mode string, ownsDisplay bool) *tool.Session {
+	st := tool.NewSession(label, mode)
+	st.OwnsDisplay = ownsDisplay
+	return st
 }
 
 // serve is the session's reader: the one goroutine that reads the channel, for as long as
@@ -322,6 +330,7 @@ func (s *session) check() *authz.Refusal {
 		s.mu.Unlock()
 		s.grants.Revoke()
 		s.cancel(errSessionEnded)
+		s.state.End()
 		s.w.log.Info("session ended", "label", s.label, "code", code, "reason", reason)
 		return &authz.Refusal{Code: code, Message: reason}
 	}

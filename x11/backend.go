@@ -73,9 +73,15 @@ type Backend struct {
 
 	// input is a one-slot semaphore: whoever holds it may send input. It guards the
 	// fields below and is taken with a context (lockInput).
-	input   chan struct{}
-	pressed pressedState
-	remap   remapState
+	input chan struct{}
+	remap remapState
+	// core is the core device set; corePressed what it holds.
+	core        Devices
+	corePressed pressedState
+
+	// seatsMu guards seats, the open seats (lock order: input, then seatsMu).
+	seatsMu sync.Mutex
+	seats   map[*Seat]struct{}
 
 	cap captureState
 
@@ -143,6 +149,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		input:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
+	b.core = Devices{b: b, conn: conn, pressed: &b.corePressed}
 	if opts.RemapSettle > 0 {
 		b.settle = opts.RemapSettle
 	}
@@ -261,6 +268,7 @@ func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		b.ReleaseAll(ctx)
+		b.closeSeats(ctx)
 		cancel()
 		close(b.done)
 		b.procs.stopAll(b.log)

@@ -41,21 +41,21 @@ func runGuards(ctx context.Context, gs []Guard) error {
 // focus itself never moves; these modes announce a temporary grab (every hotkey daemon
 // causes them), and window managers and toolkits do not treat them as a focus change. A
 // key the person presses during that round trip is reported to this connection and lost.
-func (b *Backend) KeyboardGrabbed(ctx context.Context) (bool, error) {
-	if b.closed() {
+func (d *Devices) KeyboardGrabbed(ctx context.Context) (bool, error) {
+	if d.b.closed() {
 		return false, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	r, err := xproto.GrabKeyboard(b.conn, false, b.root, xproto.TimeCurrentTime,
+	r, err := xproto.GrabKeyboard(d.conn, false, d.b.root, xproto.TimeCurrentTime,
 		xproto.GrabModeAsync, xproto.GrabModeAsync).Reply()
 	if err != nil {
 		return false, xerr("GrabKeyboard", err)
 	}
 	switch r.Status {
 	case xproto.GrabStatusSuccess:
-		xproto.UngrabKeyboard(b.conn, xproto.TimeCurrentTime)
+		xproto.UngrabKeyboard(d.conn, xproto.TimeCurrentTime)
 		return false, nil
 	case xproto.GrabStatusAlreadyGrabbed, xproto.GrabStatusFrozen:
 		return true, nil
@@ -77,12 +77,18 @@ type Focus struct {
 	PID int `json:"pid"`
 }
 
-// InputFocus returns the core keyboard's focus and the top-level client window it lies in.
-func (b *Backend) InputFocus(ctx context.Context) (Focus, error) {
+// InputFocus returns the core keyboard's focus (the person's, on a shared display) and the
+// top-level client window it lies in.
+func (b *Backend) InputFocus(ctx context.Context) (Focus, error) { return b.core.InputFocus(ctx) }
+
+// InputFocus returns the focus of this set's keyboard and the top-level client window it
+// lies in.
+func (d *Devices) InputFocus(ctx context.Context) (Focus, error) {
+	b := d.b
 	if b.closed() {
 		return Focus{}, ErrClosed
 	}
-	r, err := xproto.GetInputFocus(b.conn).Reply()
+	r, err := xproto.GetInputFocus(d.conn).Reply()
 	if err != nil {
 		return Focus{}, xerr("GetInputFocus", err)
 	}

@@ -4,11 +4,30 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
 )
 
-// pressedState tracks what this backend holds down, so that nothing stays pressed after an
+// Devices is one set of input devices that input is sent through: the core pointer and
+// keyboard (Backend.Core: on a display shared with a person, theirs) or a session's own
+// master pair (Seat.Devices), which moves no pointer and focuses nothing of the person's.
+// Events go out as core XTEST input on a connection whose client pointer is the set's
+// master pointer, so the server routes them to that master's XTEST slaves; core requests
+// on that connection (QueryPointer, GrabKeyboard) likewise act on the set's own devices.
+//
+// All sets share the backend's input semaphore: one input operation at a time per
+// display, since the keyboard mapping that typing may remap is the display's.
+type Devices struct {
+	b    *Backend
+	conn *xgb.Conn
+	// pressed is what this set holds down, guarded by the input semaphore.
+	pressed *pressedState
+	// seat is the session's pair, or nil for the core devices.
+	seat *Seat
+}
+
+// pressedState tracks what a device set holds down, so that nothing stays pressed after an
 // error, a cancellation or a revoked session. Guarded by the input semaphore.
 type pressedState struct {
 	buttons map[Button]bool
@@ -16,6 +35,12 @@ type pressedState struct {
 	// order lists held keys in press order, released in reverse.
 	order []xproto.Keycode
 }
+
+// Core returns the core devices: foreground input, the pointer and focus a person sees.
+func (b *Backend) Core() *Devices { return &b.core }
+
+// Seat returns the session pair these devices belong to, or nil for the core devices.
+func (d *Devices) Seat() *Seat { return d.seat }
 
 // lockInput takes the input semaphore, or fails when ctx ends first.
 func (b *Backend) lockInput(ctx context.Context) error {
@@ -35,46 +60,58 @@ func (b *Backend) lockInput(ctx context.Context) error {
 
 func (b *Backend) unlockInput() { <-b.input }
 
+// lock takes the input semaphore for input through d: it fails once d's seat is closing.
+func (d *Devices) lock(ctx context.Context) error {
+	if err := d.b.lockInput(ctx); err != nil {
+		return err
+	}
+	if d.seat != nil && d.seat.gone {
+		d.b.unlockInput()
+		return fmt.Errorf("%w: the session's input devices were removed", ErrClosed)
+	}
+	return nil
+}
+
 // fake sends one XTEST event. Preconditions: input semaphore held.
-func (b *Backend) fake(typ byte, detail byte, x, y int) {
-	xtest.FakeInput(b.conn, typ, detail, 0, b.root, int16(x), int16(y), 0)
+func (d *Devices) fake(typ byte, detail byte, x, y int) {
+	xtest.FakeInput(d.conn, typ, detail, 0, d.b.root, int16(x), int16(y), 0)
 }
 
-func (b *Backend) motionLocked(x, y int) {
-	b.fake(xproto.MotionNotify, 0, x, y)
+func (d *Devices) motionLocked(x, y int) {
+	d.fake(xproto.MotionNotify, 0, x, y)
 }
 
-func (b *Backend) buttonLocked(btn Button, down bool) {
+func (d *Devices) buttonLocked(btn Button, down bool) {
 	if down {
-		b.fake(xproto.ButtonPress, byte(btn), 0, 0)
-		if b.pressed.buttons == nil {
-			b.pressed.buttons = map[Button]bool{}
+		d.fake(xproto.ButtonPress, byte(btn), 0, 0)
+		if d.pressed.buttons == nil {
+			d.pressed.buttons = map[Button]bool{}
 		}
-		b.pressed.buttons[btn] = true
+		d.pressed.buttons[btn] = true
 		return
 	}
-	b.fake(xproto.ButtonRelease, byte(btn), 0, 0)
-	delete(b.pressed.buttons, btn)
+	d.fake(xproto.ButtonRelease, byte(btn), 0, 0)
+	delete(d.pressed.buttons, btn)
 }
 
-func (b *Backend) keyLocked(kc xproto.Keycode, down bool) {
+func (d *Devices) keyLocked(kc xproto.Keycode, down bool) {
 	if down {
-		b.fake(xproto.KeyPress, byte(kc), 0, 0)
-		if b.pressed.keys == nil {
-			b.pressed.keys = map[xproto.Keycode]bool{}
+		d.fake(xproto.KeyPress, byte(kc), 0, 0)
+		if d.pressed.keys == nil {
+			d.pressed.keys = map[xproto.Keycode]bool{}
 		}
-		if !b.pressed.keys[kc] {
-			b.pressed.order = append(b.pressed.order, kc)
+		if !d.pressed.keys[kc] {
+			d.pressed.order = append(d.pressed.order, kc)
 		}
-		b.pressed.keys[kc] = true
+		d.pressed.keys[kc] = true
 		return
 	}
-	b.fake(xproto.KeyRelease, byte(kc), 0, 0)
-	if b.pressed.keys[kc] {
-		delete(b.pressed.keys, kc)
-		for i, k := range b.pressed.order {
+	d.fake(xproto.KeyRelease, byte(kc), 0, 0)
+	if d.pressed.keys[kc] {
+		delete(d.pressed.keys, kc)
+		for i, k := range d.pressed.order {
 			if k == kc {
-				b.pressed.order = append(b.pressed.order[:i], b.pressed.order[i+1:]...)
+				d.pressed.order = append(d.pressed.order[:i], d.pressed.order[i+1:]...)
 				break
 			}
 		}
@@ -83,23 +120,33 @@ func (b *Backend) keyLocked(kc xproto.Keycode, down bool) {
 
 // releaseHeldLocked releases every held key (newest first) and button, restores remapped
 // keycodes and syncs. Preconditions: input semaphore held.
-func (b *Backend) releaseHeldLocked() {
-	for i := len(b.pressed.order) - 1; i >= 0; i-- {
-		b.fake(xproto.KeyRelease, byte(b.pressed.order[i]), 0, 0)
+func (d *Devices) releaseHeldLocked() {
+	for i := len(d.pressed.order) - 1; i >= 0; i-- {
+		d.fake(xproto.KeyRelease, byte(d.pressed.order[i]), 0, 0)
 	}
-	b.pressed.order = b.pressed.order[:0]
-	clear(b.pressed.keys)
-	for btn := range b.pressed.buttons {
-		b.fake(xproto.ButtonRelease, byte(btn), 0, 0)
+	d.pressed.order = d.pressed.order[:0]
+	clear(d.pressed.keys)
+	for btn := range d.pressed.buttons {
+		d.fake(xproto.ButtonRelease, byte(btn), 0, 0)
 	}
-	clear(b.pressed.buttons)
-	b.restoreKeymapLocked()
-	_ = b.sync()
+	clear(d.pressed.buttons)
+	_ = d.sync() // the releases before the mapping they were typed with goes
+	d.b.restoreKeymapLocked()
 }
 
-// ReleaseAll releases every button and key this backend holds and restores any remapped
-// keycode. It waits for a running input operation to end (cancel its context first) but
-// gives up when ctx ends. It is safe to call at any time, also after Close.
+// sync makes a round trip on the set's connection, so every event sent before it has been
+// processed.
+func (d *Devices) sync() error {
+	if _, err := xproto.GetInputFocus(d.conn).Reply(); err != nil {
+		return xerr("GetInputFocus", err)
+	}
+	return nil
+}
+
+// ReleaseAll releases every button and key the backend's device sets hold (the core ones
+// and every open seat's) and restores any remapped keycode. It waits for a running input
+// operation to end (cancel its context first) but gives up when ctx ends. It is safe to
+// call at any time, also after Close.
 func (b *Backend) ReleaseAll(ctx context.Context) {
 	select {
 	case b.input <- struct{}{}:
@@ -110,17 +157,38 @@ func (b *Backend) ReleaseAll(ctx context.Context) {
 	if !b.caps.XTest || b.closed() {
 		return
 	}
-	b.releaseHeldLocked()
+	b.core.releaseHeldLocked()
+	b.seatsMu.Lock()
+	defer b.seatsMu.Unlock()
+	for s := range b.seats {
+		s.dev.releaseHeldLocked()
+	}
 }
 
-// Held reports the buttons and keycodes currently held by this backend.
-func (b *Backend) Held() (buttons []Button, keycodes []uint8) {
-	b.input <- struct{}{}
+// ReleaseAll releases every button and key this set holds and restores any remapped
+// keycode, like Backend.ReleaseAll for one set.
+func (d *Devices) ReleaseAll(ctx context.Context) {
+	b := d.b
+	select {
+	case b.input <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
 	defer b.unlockInput()
-	for btn := range b.pressed.buttons {
+	if !b.caps.XTest || b.closed() {
+		return
+	}
+	d.releaseHeldLocked()
+}
+
+// Held reports the buttons and keycodes currently held by this set.
+func (d *Devices) Held() (buttons []Button, keycodes []uint8) {
+	d.b.input <- struct{}{}
+	defer d.b.unlockInput()
+	for btn := range d.pressed.buttons {
 		buttons = append(buttons, btn)
 	}
-	for _, k := range b.pressed.order {
+	for _, k := range d.pressed.order {
 		keycodes = append(keycodes, uint8(k))
 	}
 	return buttons, keycodes

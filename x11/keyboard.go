@@ -27,7 +27,7 @@ type TypeStats struct {
 // a mapping before a keycode is reused, and the original mapping is restored at the end.
 // Newline types Return and tab types Tab; other control characters are refused. Guards
 // run before the first key and before any keycode is remapped (see Guard).
-func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
+func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
 	if !utf8.ValidString(text) {
 		return stats, fmt.Errorf("%w: text is not valid UTF-8", ErrInvalidArgument)
 	}
@@ -41,19 +41,19 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		}
 		syms = append(syms, RuneKeysym(r))
 	}
-	if err := b.lockInput(ctx); err != nil {
+	if err := d.lock(ctx); err != nil {
 		return stats, err
 	}
-	defer b.unlockInput()
+	defer d.b.unlockInput()
 	if err := runGuards(ctx, guards); err != nil {
 		return stats, err
 	}
 	defer func() {
 		if err != nil {
-			b.releaseHeldLocked()
+			d.releaseHeldLocked()
 		}
 	}()
-	km, err := b.freshKeymapLocked()
+	km, err := d.b.freshKeymapLocked()
 	if err != nil {
 		return stats, err
 	}
@@ -68,14 +68,14 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		if len(bt.missing) > 0 {
 			if remapped {
 				// Let clients read the previous mapping for the keys already sent.
-				if err := b.settleLocked(ctx); err != nil {
+				if err := d.settleLocked(ctx); err != nil {
 					return stats, err
 				}
 			}
-			if codes, err = b.remapLocked(km, bt.missing); err != nil {
+			if codes, err = d.b.remapLocked(km, bt.missing); err != nil {
 				return stats, err
 			}
-			if err := b.sync(); err != nil {
+			if err := d.sync(); err != nil {
 				return stats, err
 			}
 			remapped = true
@@ -102,25 +102,25 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 				return stats, fmt.Errorf("%w: %s needs Shift, which has no keycode", ErrNoKeycode, KeysymName(ks))
 			}
 			if shift != shiftDown {
-				b.keyLocked(shiftKC, shift)
+				d.keyLocked(shiftKC, shift)
 				shiftDown = shift
 			}
-			b.keyLocked(kc, true)
-			b.keyLocked(kc, false)
+			d.keyLocked(kc, true)
+			d.keyLocked(kc, false)
 			stats.Runes++
 		}
 		if shiftDown {
-			b.keyLocked(shiftKC, false)
+			d.keyLocked(shiftKC, false)
 		}
-		if err := b.sync(); err != nil {
+		if err := d.sync(); err != nil {
 			return stats, err
 		}
 	}
 	if remapped {
-		if err := b.settleLocked(ctx); err != nil {
+		if err := d.settleLocked(ctx); err != nil {
 			return stats, err
 		}
-		b.restoreKeymapLocked()
+		d.b.restoreKeymapLocked()
 	}
 	return stats, nil
 }
@@ -129,23 +129,23 @@ func (b *Backend) TypeText(ctx context.Context, text string, guards ...Guard) (s
 // them in reverse order. Keys that need Shift (e.g. "?") get it added; keys the keymap
 // lacks are remapped for the duration. Guards run before the first key and before any
 // keycode is remapped (see Guard).
-func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guard) (err error) {
+func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guard) (err error) {
 	if len(combo.Mods)+len(combo.Keys) == 0 {
 		return fmt.Errorf("%w: empty key combination", ErrInvalidArgument)
 	}
-	if err := b.lockInput(ctx); err != nil {
+	if err := d.lock(ctx); err != nil {
 		return err
 	}
-	defer b.unlockInput()
+	defer d.b.unlockInput()
 	if err := runGuards(ctx, guards); err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			b.releaseHeldLocked()
+			d.releaseHeldLocked()
 		}
 	}()
-	km, err := b.freshKeymapLocked()
+	km, err := d.b.freshKeymapLocked()
 	if err != nil {
 		return err
 	}
@@ -158,10 +158,10 @@ func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	codes := map[xproto.Keysym]slot{}
 	if len(missing) > 0 {
-		if codes, err = b.remapLocked(km, missing); err != nil {
+		if codes, err = d.b.remapLocked(km, missing); err != nil {
 			return err
 		}
-		if err := b.sync(); err != nil {
+		if err := d.sync(); err != nil {
 			return err
 		}
 	}
@@ -174,7 +174,7 @@ func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	var held []xproto.Keycode
 	press := func(kc xproto.Keycode) {
-		b.keyLocked(kc, true)
+		d.keyLocked(kc, true)
 		held = append(held, kc)
 	}
 	needShift := false
@@ -197,16 +197,16 @@ func (b *Backend) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 		press(kc)
 	}
 	for i := len(held) - 1; i >= 0; i-- {
-		b.keyLocked(held[i], false)
+		d.keyLocked(held[i], false)
 	}
-	if err := b.sync(); err != nil {
+	if err := d.sync(); err != nil {
 		return err
 	}
 	if len(missing) > 0 {
-		if err := b.settleLocked(ctx); err != nil {
+		if err := d.settleLocked(ctx); err != nil {
 			return err
 		}
-		b.restoreKeymapLocked()
+		d.b.restoreKeymapLocked()
 	}
 	return nil
 }
@@ -219,11 +219,11 @@ func (b *Backend) freshKeymapLocked() (*keymap, error) {
 
 // settleLocked waits RemapSettle, so that clients which fetch the keyboard mapping lazily
 // after a MappingNotify have fetched it before it changes again.
-func (b *Backend) settleLocked(ctx context.Context) error {
-	if err := b.sync(); err != nil {
+func (d *Devices) settleLocked(ctx context.Context) error {
+	if err := d.sync(); err != nil {
 		return err
 	}
-	return sleepCtx(ctx, b.settle)
+	return sleepCtx(ctx, d.b.settle)
 }
 
 type batch struct {

@@ -64,7 +64,7 @@ func TestTypeTextByteExact(t *testing.T) {
 	}
 	file, _ := startCat(t, b)
 	text := "Grüße, 世界 → ✓ {[|]}\nThe quick brown fox: ~!@#$%^&*()_+`-=\\;',./<>?\"\tTAB end\n"
-	st, err := b.TypeText(t.Context(), text)
+	st, err := b.Core().TypeText(t.Context(), text)
 	if err != nil {
 		t.Fatalf("TypeText: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestTypeTextManyMissingSymbolsBatches(t *testing.T) {
 		text = append(text, r)
 	}
 	want := string(text) + "\n"
-	st, err := b.TypeText(t.Context(), want)
+	st, err := b.Core().TypeText(t.Context(), want)
 	if err != nil {
 		t.Fatalf("TypeText: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestPressKeyAndHotkeyInXterm(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseKeyCombo(%q): %v", s, err)
 		}
-		if err := b.PressCombo(t.Context(), kc); err != nil {
+		if err := b.Core().PressCombo(t.Context(), kc); err != nil {
 			t.Fatalf("PressCombo(%q): %v", s, err)
 		}
 	}
@@ -127,7 +127,7 @@ func TestHotkeyModifiersAroundKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.PressCombo(t.Context(), kc); err != nil {
+	if err := b.Core().PressCombo(t.Context(), kc); err != nil {
 		t.Fatalf("PressCombo: %v", err)
 	}
 	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
@@ -146,7 +146,7 @@ func TestHotkeyModifiersAroundKey(t *testing.T) {
 	if evs[2].State&(1|4) != 5 {
 		t.Errorf("state of t press = %#x, want Shift|Control", evs[2].State)
 	}
-	if b, k := b.Held(); len(b)+len(k) != 0 {
+	if b, k := b.Core().Held(); len(b)+len(k) != 0 {
 		t.Errorf("Held() = %v, %v after PressCombo", b, k)
 	}
 }
@@ -167,18 +167,18 @@ func TestCancelReleasesEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	p := x11.Point{X: w.Frame.X + 10, Y: w.Frame.Y + 10}
-	err := b.Drag(ctx, p, x11.Point{X: p.X + 100, Y: p.Y + 100}, x11.ButtonLeft, 100, 5*time.Second, []string{"shift"})
+	err := b.Core().Drag(ctx, p, x11.Point{X: p.X + 100, Y: p.Y + 100}, x11.ButtonLeft, 100, 5*time.Second, []string{"shift"})
 	if err == nil {
 		t.Fatal("Drag with a short deadline succeeded")
 	}
-	if bs, ks := b.Held(); len(bs)+len(ks) != 0 {
+	if bs, ks := b.Core().Held(); len(bs)+len(ks) != 0 {
 		t.Errorf("Held() = %v, %v after a cancelled drag", bs, ks)
 	}
 	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
 		return len(harness.Filter(evs, "button_release")) == 1 && len(harness.Filter(evs, "key_release")) == 1
 	})
 	// And ButtonDown is undone by ReleaseAll.
-	if err := b.ButtonDown(t.Context(), p, x11.ButtonRight); err != nil {
+	if err := b.Core().ButtonDown(t.Context(), p, x11.ButtonRight); err != nil {
 		t.Fatal(err)
 	}
 	b.ReleaseAll(t.Context())

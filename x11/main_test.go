@@ -72,7 +72,7 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 	if _, err := b.Windows(t.Context()); !errorsIs(err, x11.ErrClosed) {
 		t.Errorf("Windows after Close = %v, want ErrClosed", err)
 	}
-	if err := b.MoveTo(t.Context(), x11.Point{X: 1, Y: 1}); !errorsIs(err, x11.ErrClosed) {
+	if err := b.Core().MoveTo(t.Context(), x11.Point{X: 1, Y: 1}); !errorsIs(err, x11.ErrClosed) {
 		t.Errorf("MoveTo after Close = %v, want ErrClosed", err)
 	}
 	b.ReleaseAll(t.Context())

@@ -71,12 +71,16 @@ func (b *Backend) CheckPoint(p Point) error {
 	return nil
 }
 
-// Pointer returns the pointer position in root coordinates.
-func (b *Backend) Pointer(ctx context.Context) (Point, error) {
-	if b.closed() {
+// Pointer returns the core pointer's position in root coordinates (the person's, on a
+// shared display).
+func (b *Backend) Pointer(ctx context.Context) (Point, error) { return b.core.Pointer(ctx) }
+
+// Pointer returns the position of this set's pointer in root coordinates.
+func (d *Devices) Pointer(ctx context.Context) (Point, error) {
+	if d.b.closed() {
 		return Point{}, ErrClosed
 	}
-	r, err := xproto.QueryPointer(b.conn, b.root).Reply()
+	r, err := xproto.QueryPointer(d.conn, d.b.root).Reply()
 	if err != nil {
 		return Point{}, xerr("QueryPointer", err)
 	}
@@ -84,31 +88,31 @@ func (b *Backend) Pointer(ctx context.Context) (Point, error) {
 }
 
 // MoveTo moves the pointer to p. Guards run right before the motion (see Guard).
-func (b *Backend) MoveTo(ctx context.Context, p Point, guards ...Guard) error {
-	if err := b.CheckPoint(p); err != nil {
+func (d *Devices) MoveTo(ctx context.Context, p Point, guards ...Guard) error {
+	if err := d.b.CheckPoint(p); err != nil {
 		return err
 	}
-	if err := b.lockInput(ctx); err != nil {
+	if err := d.lock(ctx); err != nil {
 		return err
 	}
-	defer b.unlockInput()
+	defer d.b.unlockInput()
 	if err := runGuards(ctx, guards); err != nil {
 		return err
 	}
-	b.motionLocked(p.X, p.Y)
-	return b.sync()
+	d.motionLocked(p.X, p.Y)
+	return d.sync()
 }
 
 // Click moves to p and clicks button count times (1–3) with the modifier keys mods held.
 // Guards run right before the first event (see Guard).
-func (b *Backend) Click(ctx context.Context, p Point, btn Button, count int, mods []string, guards ...Guard) error {
+func (d *Devices) Click(ctx context.Context, p Point, btn Button, count int, mods []string, guards ...Guard) error {
 	if count < 1 || count > 3 {
 		return fmt.Errorf("%w: click count %d (want 1–3)", ErrInvalidArgument, count)
 	}
-	return b.pointerOp(ctx, p, mods, guards, func() error {
+	return d.pointerOp(ctx, p, mods, guards, func() error {
 		for range count {
-			b.buttonLocked(btn, true)
-			b.buttonLocked(btn, false)
+			d.buttonLocked(btn, true)
+			d.buttonLocked(btn, false)
 		}
 		return nil
 	})
@@ -116,24 +120,24 @@ func (b *Backend) Click(ctx context.Context, p Point, btn Button, count int, mod
 
 // ButtonDown moves to p and presses btn, leaving it held until ButtonUp or ReleaseAll.
 // Guards run right before the first event (see Guard).
-func (b *Backend) ButtonDown(ctx context.Context, p Point, btn Button, guards ...Guard) error {
-	return b.pointerOp(ctx, p, nil, guards, func() error {
-		b.buttonLocked(btn, true)
+func (d *Devices) ButtonDown(ctx context.Context, p Point, btn Button, guards ...Guard) error {
+	return d.pointerOp(ctx, p, nil, guards, func() error {
+		d.buttonLocked(btn, true)
 		return nil
 	})
 }
 
 // ButtonUp moves to p and releases btn. Guards run right before the first event (see Guard).
-func (b *Backend) ButtonUp(ctx context.Context, p Point, btn Button, guards ...Guard) error {
-	return b.pointerOp(ctx, p, nil, guards, func() error {
-		b.buttonLocked(btn, false)
+func (d *Devices) ButtonUp(ctx context.Context, p Point, btn Button, guards ...Guard) error {
+	return d.pointerOp(ctx, p, nil, guards, func() error {
+		d.buttonLocked(btn, false)
 		return nil
 	})
 }
 
 // Scroll moves to p and turns the wheel amount notches (1–50) in direction dir
 // ("up", "down", "left", "right"). Guards run right before the first event (see Guard).
-func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, mods []string, guards ...Guard) error {
+func (d *Devices) Scroll(ctx context.Context, p Point, dir string, amount int, mods []string, guards ...Guard) error {
 	var btn Button
 	switch dir {
 	case "up":
@@ -150,10 +154,10 @@ func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, m
 	if amount < 1 || amount > 50 {
 		return fmt.Errorf("%w: scroll amount %d (want 1–50)", ErrInvalidArgument, amount)
 	}
-	return b.pointerOp(ctx, p, mods, guards, func() error {
+	return d.pointerOp(ctx, p, mods, guards, func() error {
 		for range amount {
-			b.buttonLocked(btn, true)
-			b.buttonLocked(btn, false)
+			d.buttonLocked(btn, true)
+			d.buttonLocked(btn, false)
 		}
 		return nil
 	})
@@ -163,20 +167,20 @@ func (b *Backend) Scroll(ctx context.Context, p Point, dir string, amount int, m
 // releases it there: the pointer visits DragPath(from, to, steps). On cancellation the
 // button is released where the pointer is. Guards run right before the first event (see
 // Guard).
-func (b *Backend) Drag(ctx context.Context, from, to Point, btn Button, steps int, duration time.Duration, mods []string, guards ...Guard) error {
+func (d *Devices) Drag(ctx context.Context, from, to Point, btn Button, steps int, duration time.Duration, mods []string, guards ...Guard) error {
 	if steps < 1 || steps > 200 {
 		return fmt.Errorf("%w: drag steps %d (want 1–200)", ErrInvalidArgument, steps)
 	}
 	if duration < 0 || duration > 10*time.Second {
 		return fmt.Errorf("%w: drag duration %v (want 0–10s)", ErrInvalidArgument, duration)
 	}
-	if err := b.CheckPoint(to); err != nil {
+	if err := d.b.CheckPoint(to); err != nil {
 		return err
 	}
 	path := DragPath(from, to, steps)
-	return b.pointerOp(ctx, from, mods, guards, func() error {
-		b.buttonLocked(btn, true)
-		if err := b.sync(); err != nil {
+	return d.pointerOp(ctx, from, mods, guards, func() error {
+		d.buttonLocked(btn, true)
+		if err := d.sync(); err != nil {
 			return err
 		}
 		pause := duration / time.Duration(steps)
@@ -188,9 +192,9 @@ func (b *Backend) Drag(ctx context.Context, from, to Point, btn Button, steps in
 			} else if err := ctx.Err(); err != nil {
 				return err
 			}
-			b.motionLocked(p.X, p.Y)
+			d.motionLocked(p.X, p.Y)
 		}
-		b.buttonLocked(btn, false)
+		d.buttonLocked(btn, false)
 		return nil
 	})
 }
@@ -209,21 +213,21 @@ func DragPath(from, to Point, steps int) []Point {
 
 // pointerOp runs guards, then f at p with mods held, under the input semaphore. Whatever f
 // leaves pressed on an error stays tracked and is released; modifiers are always released.
-func (b *Backend) pointerOp(ctx context.Context, p Point, mods []string, guards []Guard, f func() error) (err error) {
-	if err := b.CheckPoint(p); err != nil {
+func (d *Devices) pointerOp(ctx context.Context, p Point, mods []string, guards []Guard, f func() error) (err error) {
+	if err := d.b.CheckPoint(p); err != nil {
 		return err
 	}
 	modSyms, err := ParseModifiers(mods)
 	if err != nil {
 		return err
 	}
-	if err := b.lockInput(ctx); err != nil {
+	if err := d.lock(ctx); err != nil {
 		return err
 	}
-	defer b.unlockInput()
+	defer d.b.unlockInput()
 	var km *keymap
 	if len(modSyms) > 0 {
-		if km, err = b.loadKeymapLocked(); err != nil {
+		if km, err = d.b.loadKeymapLocked(); err != nil {
 			return err
 		}
 	}
@@ -232,7 +236,7 @@ func (b *Backend) pointerOp(ctx context.Context, p Point, mods []string, guards 
 	}
 	defer func() {
 		if err != nil {
-			b.releaseHeldLocked()
+			d.releaseHeldLocked()
 		}
 	}()
 	var held []xproto.Keycode
@@ -241,17 +245,17 @@ func (b *Backend) pointerOp(ctx context.Context, p Point, mods []string, guards 
 		if !ok {
 			return fmt.Errorf("%w: modifier %s has no keycode", ErrUnknownKey, KeysymName(s))
 		}
-		b.keyLocked(kc, true)
+		d.keyLocked(kc, true)
 		held = append(held, kc)
 	}
-	b.motionLocked(p.X, p.Y)
+	d.motionLocked(p.X, p.Y)
 	if err := f(); err != nil {
 		return err
 	}
 	for i := len(held) - 1; i >= 0; i-- {
-		b.keyLocked(held[i], false)
+		d.keyLocked(held[i], false)
 	}
-	return b.sync()
+	return d.sync()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -28,7 +28,7 @@ func TestClickLandsAtWindowCoordinates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			xl.Reset()
 			p := x11.Point{X: w.Frame.X + tc.x, Y: w.Frame.Y + tc.y}
-			if err := b.Click(t.Context(), p, tc.button, tc.count, nil); err != nil {
+			if err := b.Core().Click(t.Context(), p, tc.button, tc.count, nil); err != nil {
 				t.Fatalf("Click: %v", err)
 			}
 			evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
@@ -48,7 +48,7 @@ func TestClickLandsAtWindowCoordinates(t *testing.T) {
 						i, e.Type, e.Button, e.X, e.Y, want, tc.button, tc.x, tc.y)
 				}
 			}
-			if got, _ := b.Pointer(t.Context()); got != p {
+			if got, _ := b.Core().Pointer(t.Context()); got != p {
 				t.Errorf("Pointer() = %v, want %v", got, p)
 			}
 		})
@@ -63,7 +63,7 @@ func TestDragIsPressMotionsRelease(t *testing.T) {
 	xl.Reset()
 	from := x11.Point{X: w.Frame.X + 50, Y: w.Frame.Y + 50}
 	to := x11.Point{X: w.Frame.X + 250, Y: w.Frame.Y + 150}
-	if err := b.Drag(t.Context(), from, to, x11.ButtonLeft, 10, 100*time.Millisecond, nil); err != nil {
+	if err := b.Core().Drag(t.Context(), from, to, x11.ButtonLeft, 10, 100*time.Millisecond, nil); err != nil {
 		t.Fatalf("Drag: %v", err)
 	}
 	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
@@ -106,7 +106,7 @@ func TestScrollButtons(t *testing.T) {
 	}{{"up", 4}, {"down", 5}, {"left", 6}, {"right", 7}} {
 		t.Run(tc.dir, func(t *testing.T) {
 			xl.Reset()
-			if err := b.Scroll(t.Context(), x11.Point{X: w.Frame.X + 10, Y: w.Frame.Y + 10}, tc.dir, 3, nil); err != nil {
+			if err := b.Core().Scroll(t.Context(), x11.Point{X: w.Frame.X + 10, Y: w.Frame.Y + 10}, tc.dir, 3, nil); err != nil {
 				t.Fatalf("Scroll: %v", err)
 			}
 			evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
@@ -124,7 +124,7 @@ func TestScrollButtons(t *testing.T) {
 func TestPointOutOfBounds(t *testing.T) {
 	b := open(t)
 	for _, p := range []x11.Point{{X: -1, Y: 0}, {X: 0, Y: -5}, {X: 1280, Y: 0}, {X: 5, Y: 1 << 20}} {
-		if err := b.Click(t.Context(), p, x11.ButtonLeft, 1, nil); err == nil || !errorsIs(err, x11.ErrOutOfBounds) {
+		if err := b.Core().Click(t.Context(), p, x11.ButtonLeft, 1, nil); err == nil || !errorsIs(err, x11.ErrOutOfBounds) {
 			t.Errorf("Click(%v) = %v, want ErrOutOfBounds", p, err)
 		}
 	}

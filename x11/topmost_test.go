@@ -149,7 +149,7 @@ func TestKeyboardGrabbed(t *testing.T) {
 	xl := harness.StartXevlog(t, harness.XevlogOptions{})
 	w := windowOf(t, b, xl)
 	activate(t, b, w.ID)
-	if got, err := b.KeyboardGrabbed(t.Context()); err != nil || got {
+	if got, err := b.Core().KeyboardGrabbed(t.Context()); err != nil || got {
 		t.Fatalf("KeyboardGrabbed() without a grab = %v, %v, want false", got, err)
 	}
 	c := foreignConn(t)
@@ -159,13 +159,13 @@ func TestKeyboardGrabbed(t *testing.T) {
 	if err != nil || r.Status != xproto.GrabStatusSuccess {
 		t.Fatalf("GrabKeyboard after the probe = %+v, %v", r, err)
 	}
-	if got, err := b.KeyboardGrabbed(t.Context()); err != nil || !got {
+	if got, err := b.Core().KeyboardGrabbed(t.Context()); err != nil || !got {
 		t.Errorf("KeyboardGrabbed() under a foreign grab = %v, %v, want true", got, err)
 	}
 	if err := xproto.UngrabKeyboardChecked(c, xproto.TimeCurrentTime).Check(); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.KeyboardGrabbed(t.Context()); err != nil || got {
+	if got, err := b.Core().KeyboardGrabbed(t.Context()); err != nil || got {
 		t.Errorf("KeyboardGrabbed() after the grab ended = %v, %v, want false", got, err)
 	}
 	// The focus stayed where it was.
@@ -198,20 +198,20 @@ func TestGuardStopsInputBeforeTheFirstEvent(t *testing.T) {
 	p := x11.Point{X: w.Frame.X + 20, Y: w.Frame.Y + 20}
 	xl.Reset()
 	ops := map[string]func() error{
-		"Click":      func() error { return b.Click(t.Context(), p, x11.ButtonLeft, 1, []string{"shift"}, refuse) },
-		"ButtonDown": func() error { return b.ButtonDown(t.Context(), p, x11.ButtonLeft, refuse) },
-		"Scroll":     func() error { return b.Scroll(t.Context(), p, "down", 3, nil, refuse) },
+		"Click":      func() error { return b.Core().Click(t.Context(), p, x11.ButtonLeft, 1, []string{"shift"}, refuse) },
+		"ButtonDown": func() error { return b.Core().ButtonDown(t.Context(), p, x11.ButtonLeft, refuse) },
+		"Scroll":     func() error { return b.Core().Scroll(t.Context(), p, "down", 3, nil, refuse) },
 		"Drag": func() error {
-			return b.Drag(t.Context(), p, x11.Point{X: p.X + 50, Y: p.Y + 50}, x11.ButtonLeft, 5, 0, nil, refuse)
+			return b.Core().Drag(t.Context(), p, x11.Point{X: p.X + 50, Y: p.Y + 50}, x11.ButtonLeft, 5, 0, nil, refuse)
 		},
-		"MoveTo":   func() error { return b.MoveTo(t.Context(), x11.Point{X: p.X + 5, Y: p.Y + 5}, refuse) },
-		"TypeText": func() error { _, err := b.TypeText(t.Context(), "a→", refuse); return err },
+		"MoveTo":   func() error { return b.Core().MoveTo(t.Context(), x11.Point{X: p.X + 5, Y: p.Y + 5}, refuse) },
+		"TypeText": func() error { _, err := b.Core().TypeText(t.Context(), "a→", refuse); return err },
 		"PressCombo": func() error {
 			kc, err := x11.ParseKeyCombo("ctrl+a")
 			if err != nil {
 				return err
 			}
-			return b.PressCombo(t.Context(), kc, refuse)
+			return b.Core().PressCombo(t.Context(), kc, refuse)
 		},
 	}
 	for name, op := range ops {
@@ -221,7 +221,7 @@ func TestGuardStopsInputBeforeTheFirstEvent(t *testing.T) {
 	}
 	// The oracle's barrier: a click that passes its guard. Nothing before it was delivered.
 	pass := func(context.Context) error { return nil }
-	if err := b.Click(t.Context(), p, x11.ButtonRight, 1, nil, pass); err != nil {
+	if err := b.Core().Click(t.Context(), p, x11.ButtonRight, 1, nil, pass); err != nil {
 		t.Fatal(err)
 	}
 	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
@@ -232,7 +232,7 @@ func TestGuardStopsInputBeforeTheFirstEvent(t *testing.T) {
 			t.Errorf("guarded operations delivered %+v", e)
 		}
 	}
-	if buttons, keys := b.Held(); len(buttons)+len(keys) != 0 {
+	if buttons, keys := b.Core().Held(); len(buttons)+len(keys) != 0 {
 		t.Errorf("Held() = %v, %v after refused operations", buttons, keys)
 	}
 }
@@ -265,7 +265,7 @@ func BenchmarkInputChecks(b *testing.B) {
 	}{
 		{"TopLevelAt", func() error { _, err := be.TopLevelAt(b.Context(), p); return err }},
 		{"TopLevelsAt/drag-21-points", func() error { _, err := be.TopLevelsAt(b.Context(), path); return err }},
-		{"KeyboardGrabbed", func() error { _, err := be.KeyboardGrabbed(b.Context()); return err }},
+		{"KeyboardGrabbed", func() error { _, err := be.Core().KeyboardGrabbed(b.Context()); return err }},
 		{"InputFocus", func() error { _, err := be.InputFocus(b.Context()); return err }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

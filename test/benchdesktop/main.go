@@ -217,7 +217,7 @@ func benchClick(ctx context.Context, b *x11.Backend) (row, error) {
 	var ours, ref []time.Duration
 	for range *iters {
 		t0 := time.Now()
-		if err := b.Click(ctx, p, x11.ButtonLeft, 1, nil); err != nil {
+		if err := b.Core().Click(ctx, p, x11.ButtonLeft, 1, nil); err != nil {
 			return row{}, err
 		}
 		if err := x.waitRelease(); err != nil {
@@ -260,7 +260,7 @@ func benchType(ctx context.Context, b *x11.Backend, label, typeText string) (row
 	oursExact, refShare := 0, 0.0
 	for range *typeRuns {
 		d, got, err := typeOnce(ctx, b, func() error {
-			_, err := b.TypeText(ctx, want)
+			_, err := b.Core().TypeText(ctx, want)
 			return err
 		}, want)
 		if err != nil {

@@ -56,6 +56,7 @@ func run() error {
 	height := flag.Int("height", 300, "window height")
 	color := flag.String("color", "ffffff", "background colour as RRGGBB hex")
 	out := flag.String("out", "", "write events to this file instead of stdout")
+	xkb := flag.Bool("xkb", false, "announce XKB, so that event states are the sending keyboard's (remapped keycodes then read as the mapping at start)")
 	flag.Parse()
 	pixel, err := strconv.ParseUint(strings.TrimPrefix(*color, "#"), 16, 32)
 	if err != nil {
@@ -77,6 +78,11 @@ func run() error {
 		return err
 	}
 	defer c.Close()
+	if *xkb {
+		if err := useXKB(c); err != nil {
+			return err
+		}
+	}
 	scr := xproto.Setup(c).DefaultScreen(c)
 	wid, err := xproto.NewWindowId(c)
 	if err != nil {
@@ -215,4 +221,36 @@ func keyEvent(typ string, km keymap, kc xproto.Keycode, state uint16, x, y int16
 		ev.Char = string(rune(ks & 0xffffff))
 	}
 	return ev
+}
+
+// useXKB announces XKB to the server (XkbUseExtension 1.0), as every toolkit's X library
+// does: the state of the key and button events it then sends is the state of the
+// keyboard that sent them. A client that never announces XKB gets, in every event, the
+// modifiers of its own core keyboard instead, whichever keyboard typed. An XKB client no
+// longer gets core MappingNotify (it would have to select XKB's map events, which xevlog
+// does not), so its view of the keymap stays the one it read at start.
+func useXKB(c *xgb.Conn) error {
+	const name = "XKEYBOARD"
+	ext, err := xproto.QueryExtension(c, uint16(len(name)), name).Reply()
+	if err != nil {
+		return fmt.Errorf("QueryExtension %s: %w", name, err)
+	}
+	if !ext.Present {
+		return fmt.Errorf("the X server has no %s extension", name)
+	}
+	buf := make([]byte, 8)
+	buf[0], buf[1] = ext.MajorOpcode, 0 // XkbUseExtension
+	xgb.Put16(buf[2:], 2)               // length in 4-byte units
+	xgb.Put16(buf[4:], 1)               // wanted major
+	xgb.Put16(buf[6:], 0)               // wanted minor
+	cookie := c.NewCookie(true, true)
+	c.NewRequest(buf, cookie)
+	reply, err := cookie.Reply()
+	if err != nil {
+		return fmt.Errorf("XkbUseExtension: %w", err)
+	}
+	if len(reply) < 2 || reply[1] == 0 {
+		return fmt.Errorf("XkbUseExtension: the server refused XKB 1.0")
+	}
+	return nil
 }

@@ -166,7 +166,7 @@ func TestZenityThroughTools(t *testing.T) {
 		}
 	}
 
-	s1 := tool.NewSession("one", "unrestricted")
+	s1 := ownSession("one", "unrestricted")
 	win := map[string]any{"pid": zen.PID, "window_id": zen.Window}
 	r, st := windowState(t, reg, s1, win)
 	text := r.Content[0].Text
@@ -214,7 +214,7 @@ func TestZenityThroughTools(t *testing.T) {
 	}{
 		{"stale token", s1, "click", map[string]any{"pid": zen.PID, "window_id": zen.Window, "element_token": ok.Token}, authz.CodeStaleElement},
 		{"stale snapshot index", s1, "set_value", map[string]any{"pid": zen.PID, "window_id": zen.Window, "snapshot_id": st.SnapshotID, "element_index": entry.Index, "value": "x"}, authz.CodeStaleElement},
-		{"other session", tool.NewSession("two", "unrestricted"), "click", map[string]any{"pid": zen.PID, "window_id": zen.Window, "element_token": ok2.Token}, authz.CodeStaleElement},
+		{"other session", ownSession("two", "unrestricted"), "click", map[string]any{"pid": zen.PID, "window_id": zen.Window, "element_token": ok2.Token}, authz.CodeStaleElement},
 		{"other window", s1, "click", map[string]any{"pid": xl.PID, "window_id": xl.Window, "element_token": ok2.Token}, authz.CodeInvalidArguments},
 		{"no window", s1, "click", map[string]any{"element_token": ok2.Token}, authz.CodeInvalidArguments},
 		{"token and point", s1, "click", map[string]any{"pid": zen.PID, "window_id": zen.Window, "element_token": ok2.Token, "x": 1, "y": 1}, authz.CodeInvalidArguments},
@@ -264,7 +264,7 @@ func TestZenityThroughTools(t *testing.T) {
 func TestPlainWindowDegrades(t *testing.T) {
 	reg, _, _ := a11ySetup(t, atspi.Options{})
 	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200})
-	sess := tool.NewSession("s", "unrestricted")
+	sess := ownSession("s", "unrestricted")
 	r, err := callAs(t, reg, sess, "get_window_state", map[string]any{"pid": xl.PID, "window_id": xl.Window, "include_screenshot": false})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestPlainWindowDegrades(t *testing.T) {
 func TestStoppedAppThroughTools(t *testing.T) {
 	reg, _, bus := a11ySetup(t, atspi.Options{CallTimeout: 300 * time.Millisecond})
 	zen := a11yenv.Zenity(t, bus, "--entry", "--title", "CUA stop", "--text", "x")
-	sess := tool.NewSession("s", "unrestricted")
+	sess := ownSession("s", "unrestricted")
 	win := map[string]any{"pid": zen.PID, "window_id": zen.Window, "include_screenshot": false}
 	_, st := windowState(t, reg, sess, win)
 	ok := elementOf(t, st, "push button", "OK")
@@ -337,7 +337,7 @@ func TestLargeListThroughTools(t *testing.T) {
 		args = append(args, fmt.Sprint("row ", i))
 	}
 	zen := a11yenv.Zenity(t, bus, args...)
-	sess := tool.NewSession("s", "unrestricted")
+	sess := ownSession("s", "unrestricted")
 	start := time.Now()
 	r, st := windowState(t, reg, sess, map[string]any{"pid": zen.PID, "window_id": zen.Window, "max_elements": 50, "timeout_ms": 1500})
 	t.Logf("%v, walk %.1f ms, truncated %v (%s), %d bytes of text:\n%s", time.Since(start), st.WalkMS, st.Truncated, st.TruncationReason, len(r.Content[0].Text), r.Content[0].Text)
@@ -389,7 +389,7 @@ func TestLargeListThroughTools(t *testing.T) {
 func TestNoBusThroughTools(t *testing.T) {
 	reg, _, _ := a11ySetup(t, atspi.Options{SessionBusAddress: "unix:path=/nonexistent/bus"})
 	xl := harness.StartXevlog(t, harness.XevlogOptions{})
-	r, err := callAs(t, reg, tool.NewSession("s", "m"), "get_accessibility_tree", map[string]any{"pid": xl.PID})
+	r, err := callAs(t, reg, ownSession("s", "m"), "get_accessibility_tree", map[string]any{"pid": xl.PID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func BenchmarkInputTools(b *testing.B) {
 	reg := tool.NewRegistry()
 	desktop.Register(reg, be, desktop.Options{})
 	xl := harness.StartXevlog(b, harness.XevlogOptions{Width: 300, Height: 200})
-	sess := tool.NewSession("bench", "unrestricted")
+	sess := ownSession("bench", "unrestricted")
 	for _, bc := range []struct {
 		name string
 		args map[string]any

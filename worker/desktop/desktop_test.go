@@ -48,7 +48,7 @@ func call(t *testing.T, reg *tool.Registry, name string, args any) (*tool.Result
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	return tl.Handler(ctx, &tool.Call{Name: name, Args: raw, Session: tool.NewSession("test", "unrestricted")})
+	return tl.Handler(ctx, &tool.Call{Name: name, Args: raw, Session: ownSession("test", "unrestricted")})
 }
 
 func structured(t *testing.T, r *tool.Result) map[string]any {
@@ -79,7 +79,7 @@ func TestNoDisplayRefusesUnsupported(t *testing.T) {
 		t.Fatalf("%d tools registered, want ≥23", len(reg.Tools()))
 	}
 	for _, tl := range reg.Tools() {
-		_, err := tl.Handler(t.Context(), &tool.Call{Name: tl.Name, Args: json.RawMessage("{}"), Session: tool.NewSession("s", "m")})
+		_, err := tl.Handler(t.Context(), &tool.Call{Name: tl.Name, Args: json.RawMessage("{}"), Session: ownSession("s", "m")})
 		if code := refusalCode(err); code != authz.CodeUnsupported || !strings.Contains(err.Error(), "DISPLAY is not set") {
 			t.Errorf("%s: %v, want unsupported naming the reason", tl.Name, err)
 		}
@@ -250,7 +250,7 @@ func charsOf(evs []harness.Event) []string {
 
 func TestAppsAndClipboardTools(t *testing.T) {
 	reg, b := setup(t)
-	sess := tool.NewSession("s", "m")
+	sess := ownSession("s", "m")
 	tl, _ := reg.Lookup("launch_app")
 	r, err := tl.Handler(t.Context(), &tool.Call{Name: "launch_app", Args: json.RawMessage(`{"name":"xterm","additional_arguments":["-title","tooltest"]}`), Session: sess})
 	if err != nil {
@@ -302,4 +302,12 @@ func TestRegistryReleaseLetsGo(t *testing.T) {
 	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_press")) == 1 })
 	reg.Release(t.Context())
 	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == 1 })
+}
+
+// ownSession returns the state of a session whose display is its own, as the test
+// display is: its input goes through the core devices unless a call asks for background.
+func ownSession(label, mode string) *tool.Session {
+	s := tool.NewSession(label, mode)
+	s.OwnsDisplay = true
+	return s
 }

@@ -127,10 +127,12 @@ func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Sn
 	return p, nil
 }
 
-// pointerResult reports pointer input delivered at an element.
-func pointerResult(effect string, verified bool, ev map[string]any, snap *atspi.Snapshot, el *atspi.Element, p x11.Point, route string) *tool.Result {
+// pointerResult reports input delivered at an element through devices (kind "pointer" or
+// "keyboard": the route is the delivery's route with it, "xtest_pointer").
+func pointerResult(dl *delivery, effect string, verified bool, ev map[string]any, snap *atspi.Snapshot, el *atspi.Element, p x11.Point, kind string) *tool.Result {
+	route := dl.route + "_" + kind
 	st := map[string]any{
-		"effect": effect, "route": route, "delivery": "foreground", "verified": verified, "evidence": ev,
+		"effect": effect, "route": route, "delivery": dl.mode, "verified": verified, "evidence": ev,
 		"element_token": el.Token, "element_index": el.Index, "snapshot_id": snap.ID, "role": el.Role,
 		"window_id": snap.Window.ID, "pid": snap.Window.PID, "x": p.X, "y": p.Y,
 	}
@@ -187,19 +189,25 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 	if err != nil {
 		return nil, err
 	}
-	guard := d.landsOn(call, win, p)
-	if err := precheck(ctx, guard); err != nil {
+	dl, err := d.deliveryFor(ctx, call, a.Delivery)
+	if err != nil {
+		return nil, err
+	}
+	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+	if err := precheck(ctx, guards...); err != nil {
 		return nil, err
 	}
 	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.front(ctx, win, ev, false); err != nil {
+	if err := d.ready(ctx, dl, win, ev, false); err != nil {
 		return nil, err
 	}
-	if err := d.b.Click(ctx, p, btn, count, a.Modifier, guard); err != nil {
+	if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 		return nil, err
 	}
-	ok := d.verifyPointer(ctx, p, win, ev)
-	return pointerResult(fmt.Sprintf("clicked %s ×%d at the centre (%d,%d) of %s [%d]", btn, count, p.X, p.Y, el.Role, el.Index), ok, ev, snap, el, p, RouteXTestPointer), nil
+	settleClick(ctx, dl)
+	ok := d.verifyPointer(ctx, dl, p, win, ev)
+	dl.finish(ctx, ev)
+	return pointerResult(dl, fmt.Sprintf("clicked %s ×%d at the centre (%d,%d) of %s [%d]", btn, count, p.X, p.Y, el.Role, el.Index), ok, ev, snap, el, p, "pointer"), nil
 }
 
 // typeElement types into an element: appended through EditableText when it is editable
@@ -227,24 +235,30 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 	if err != nil {
 		return nil, err
 	}
+	dl, err := d.deliveryFor(ctx, call, t.Delivery)
+	if err != nil {
+		return nil, err
+	}
 	// The keys follow the click: both must be able to land before either is sent.
-	guard := d.landsOn(call, win, p)
-	if err := precheck(ctx, guard, d.keyboardFree); err != nil {
+	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+	if err := precheck(ctx, append(guards, d.keyboardFree(dl))...); err != nil {
 		return nil, err
 	}
 	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.front(ctx, win, ev, true); err != nil {
+	if err := d.ready(ctx, dl, win, ev, true); err != nil {
 		return nil, err
 	}
-	if err := d.b.Click(ctx, p, x11.ButtonLeft, 1, nil, append([]x11.Guard{guard}, d.keyGuards(win)...)...); err != nil {
+	if err := dl.dev.Click(ctx, p, x11.ButtonLeft, 1, nil, append(guards, d.keyGuards(dl, win)...)...); err != nil {
 		return nil, err
 	}
-	st, err := d.b.TypeText(ctx, text, d.keyGuards(win)...)
+	settleClick(ctx, dl)
+	st, err := dl.dev.TypeText(ctx, text, d.keyGuards(dl, win)...)
 	if err != nil {
 		return nil, afterEffect(err, "clicked the element")
 	}
 	ev["stats"] = st
-	return pointerResult(fmt.Sprintf("clicked %s [%d] and typed %d characters", el.Role, el.Index, st.Runes), false, ev, snap, el, p, RouteXTestKeyboard), nil
+	dl.finish(ctx, ev)
+	return pointerResult(dl, fmt.Sprintf("clicked %s [%d] and typed %d characters", el.Role, el.Index, st.Runes), false, ev, snap, el, p, "keyboard"), nil
 }
 
 // scrollElement scrolls an element into view through the toolkit when no direction is
@@ -274,17 +288,22 @@ func (d *desk) scrollElement(ctx context.Context, call *tool.Call, t targetArgs,
 	if err != nil {
 		return nil, err
 	}
-	guard := d.landsOn(call, win, p)
-	if err := precheck(ctx, guard); err != nil {
+	dl, err := d.deliveryFor(ctx, call, t.Delivery)
+	if err != nil {
+		return nil, err
+	}
+	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+	if err := precheck(ctx, guards...); err != nil {
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.front(ctx, win, ev, false); err != nil {
+	if err := d.ready(ctx, dl, win, ev, false); err != nil {
 		return nil, err
 	}
-	if err := d.scrollNotches(ctx, p, dir, notches, mods, guard); err != nil {
+	if err := d.scrollNotches(ctx, dl, p, dir, notches, mods, guards); err != nil {
 		return nil, err
 	}
-	ok := d.verifyPointer(ctx, p, win, ev)
-	return pointerResult(fmt.Sprintf("scrolled %s %d notches over %s [%d]", dir, notches, el.Role, el.Index), ok, ev, snap, el, p, RouteXTestPointer), nil
+	ok := d.verifyPointer(ctx, dl, p, win, ev)
+	dl.finish(ctx, ev)
+	return pointerResult(dl, fmt.Sprintf("scrolled %s %d notches over %s [%d]", dir, notches, el.Role, el.Index), ok, ev, snap, el, p, "pointer"), nil
 }

@@ -65,28 +65,32 @@ func (d *desk) mayReceive(call *tool.Call, win *x11.Window, t x11.TopLevel) bool
 	return call.Session != nil && call.Session.Launched(t.PID) && d.b.Launched(t.PID)
 }
 
-// keyboardFree refuses with input_busy when another client holds a keyboard grab: keys
-// would go to it (a password prompt, a screen locker, an open menu), not to the focus.
-func (d *desk) keyboardFree(ctx context.Context) error {
-	grabbed, err := d.b.KeyboardGrabbed(ctx)
-	if err != nil {
-		return refusal(err)
+// keyboardFree returns the check that no other client holds a grab of the keyboard the
+// keys go through (input_busy): keys would go to it (a password prompt, a screen locker,
+// an open menu), not to the focus.
+func (d *desk) keyboardFree(dl *delivery) x11.Guard {
+	return func(ctx context.Context) error {
+		grabbed, err := dl.dev.KeyboardGrabbed(ctx)
+		if err != nil {
+			return refusal(err)
+		}
+		if grabbed {
+			return authz.Refuse(authz.CodeInputBusy,
+				"another client holds the keyboard grab (a password prompt, a screen locker or an open menu — also one of this session's own applications); no key was sent. "+
+					"Use click or an element action to close or choose from a menu, or try again once the grab is released")
+		}
+		return nil
 	}
-	if grabbed {
-		return authz.Refuse(authz.CodeInputBusy,
-			"another client holds the keyboard grab (a password prompt, a screen locker or an open menu — also one of this session's own applications); no key was sent. "+
-				"Use click or an element action to close or choose from a menu, or try again once the grab is released")
-	}
-	return nil
 }
 
-// focusOn returns the check that the keyboard focus lies in win (nil: no check).
-func (d *desk) focusOn(win *x11.Window) x11.Guard {
+// focusOn returns the check that the focus of the keyboard the keys go through lies in
+// win (nil: no check).
+func (d *desk) focusOn(dl *delivery, win *x11.Window) x11.Guard {
 	if win == nil {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		f, err := d.b.InputFocus(ctx)
+		f, err := dl.dev.InputFocus(ctx)
 		if err != nil {
 			return refusal(err)
 		}
@@ -106,8 +110,8 @@ func (d *desk) focusOn(win *x11.Window) x11.Guard {
 }
 
 // keyGuards are the checks right before keys are sent: no foreign grab, the focus on win.
-func (d *desk) keyGuards(win *x11.Window) []x11.Guard {
-	return []x11.Guard{d.keyboardFree, d.focusOn(win)}
+func (d *desk) keyGuards(dl *delivery, win *x11.Window) []x11.Guard {
+	return []x11.Guard{d.keyboardFree(dl), d.focusOn(dl, win)}
 }
 
 // precheck runs guards before any side effect.

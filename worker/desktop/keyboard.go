@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -33,14 +34,19 @@ func (d *desk) keyboardSpecs() []spec {
 }
 
 // keysReady prepares keyboard input to win (nil: wherever the focus is): it refuses while
-// another client holds a keyboard grab, before anything happens, then brings win to the
-// front and refuses unless it got the focus. The same checks run again right before the
-// first key (keyGuards).
-func (d *desk) keysReady(ctx context.Context, win *x11.Window, ev map[string]any) error {
-	if err := d.keyboardFree(ctx); err != nil {
+// another client holds a grab of the keyboard the keys go through, before anything
+// happens, then gives win the focus (the session's own keyboard's in the background,
+// the core keyboard's after bringing win to the front otherwise) and refuses unless it got
+// it. The same checks run again right before the first key (keyGuards).
+func (d *desk) keysReady(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) error {
+	if dl.background() && win == nil {
+		return authz.Refuse(authz.CodeBackgroundUnavailable,
+			"no window has the focus and the session's own keyboard has none of its own to type into; nothing was sent. Name the window (pid, window_id)")
+	}
+	if err := d.keyboardFree(dl)(ctx); err != nil {
 		return err
 	}
-	return d.front(ctx, win, ev, true)
+	return d.ready(ctx, dl, win, ev, true)
 }
 
 // keyTarget resolves an optional window for keyboard input; coordinates do not apply.
@@ -76,16 +82,21 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err != nil {
 		return nil, err
 	}
-	ev := map[string]any{}
-	if err := d.keysReady(ctx, win, ev); err != nil {
+	dl, err := d.deliveryFor(ctx, call, a.Delivery)
+	if err != nil {
 		return nil, err
 	}
-	st, err := d.b.TypeText(ctx, *a.Text, d.keyGuards(win)...)
+	ev := map[string]any{}
+	if err := d.keysReady(ctx, dl, win, ev); err != nil {
+		return nil, err
+	}
+	st, err := dl.dev.TypeText(ctx, *a.Text, d.keyGuards(dl, win)...)
 	if err != nil {
 		return nil, err
 	}
 	ev["stats"] = st
-	return actionResult(fmt.Sprintf("typed %d characters", st.Runes), false, ev, map[string]any{"chars": st.Runes}), nil
+	dl.finish(ctx, ev)
+	return actionResult(dl, fmt.Sprintf("typed %d characters", st.Runes), false, ev, map[string]any{"chars": st.Runes}), nil
 }
 
 // checkText refuses text TypeText would refuse, before anything happens.
@@ -120,7 +131,7 @@ func (d *desk) pressKey(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err != nil {
 		return nil, err
 	}
-	return d.pressCombo(ctx, call.Window, a.targetArgs, combo, strings.Join(append(append([]string{}, a.Modifier...), a.Key), "+"))
+	return d.pressCombo(ctx, call, a.targetArgs, combo, strings.Join(append(append([]string{}, a.Modifier...), a.Key), "+"))
 }
 
 // keyCombo parses press_key's key (itself possibly "ctrl+t") plus modifiers.
@@ -161,20 +172,25 @@ func (d *desk) hotkey(ctx context.Context, call *tool.Call) (*tool.Result, error
 	if err != nil {
 		return nil, refusal(err)
 	}
-	return d.pressCombo(ctx, call.Window, a.targetArgs, combo, strings.Join(a.Keys, "+"))
+	return d.pressCombo(ctx, call, a.targetArgs, combo, strings.Join(a.Keys, "+"))
 }
 
-func (d *desk) pressCombo(ctx context.Context, known *x11.Window, t targetArgs, combo x11.KeyCombo, label string) (*tool.Result, error) {
-	win, err := d.keyTarget(ctx, known, t)
+func (d *desk) pressCombo(ctx context.Context, call *tool.Call, t targetArgs, combo x11.KeyCombo, label string) (*tool.Result, error) {
+	win, err := d.keyTarget(ctx, call.Window, t)
+	if err != nil {
+		return nil, err
+	}
+	dl, err := d.deliveryFor(ctx, call, t.Delivery)
 	if err != nil {
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.keysReady(ctx, win, ev); err != nil {
+	if err := d.keysReady(ctx, dl, win, ev); err != nil {
 		return nil, err
 	}
-	if err := d.b.PressCombo(ctx, combo, d.keyGuards(win)...); err != nil {
+	if err := dl.dev.PressCombo(ctx, combo, d.keyGuards(dl, win)...); err != nil {
 		return nil, err
 	}
-	return actionResult("pressed "+label, false, ev, map[string]any{"keys": label}), nil
+	dl.finish(ctx, ev)
+	return actionResult(dl, "pressed "+label, false, ev, map[string]any{"keys": label}), nil
 }

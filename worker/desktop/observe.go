@@ -116,11 +116,15 @@ func (d *desk) cursorPosition(ctx context.Context, call *tool.Call) (*tool.Resul
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	p, err := d.b.Pointer(ctx)
+	dev, which := d.b.Core(), "core"
+	if seat := d.seats.of(call.Session); seat != nil {
+		dev, which = seat.Devices(), "session"
+	}
+	p, err := dev.Pointer(ctx)
 	if err != nil {
 		return nil, refusal(err)
 	}
-	return result(fmt.Sprintf("(%d, %d)", p.X, p.Y), map[string]any{"x": p.X, "y": p.Y}), nil
+	return result(fmt.Sprintf("(%d, %d), the %s pointer", p.X, p.Y, which), map[string]any{"x": p.X, "y": p.Y, "pointer": which}), nil
 }
 
 type captureArgs struct {

@@ -108,9 +108,9 @@ func (d *desk) front(ctx context.Context, win *x11.Window, evidence map[string]a
 	return nil
 }
 
-// verifyPointer reads the pointer back and the window under it.
-func (d *desk) verifyPointer(ctx context.Context, want x11.Point, win *x11.Window, evidence map[string]any) bool {
-	p, err := d.b.Pointer(ctx)
+// verifyPointer reads the pointer the input went through back, and the window under it.
+func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, win *x11.Window, evidence map[string]any) bool {
+	p, err := dl.dev.Pointer(ctx)
 	if err != nil {
 		evidence["pointer_error"] = err.Error()
 		return false
@@ -126,12 +126,12 @@ func (d *desk) verifyPointer(ctx context.Context, want x11.Point, win *x11.Windo
 	return ok
 }
 
-func actionResult(effect string, verified bool, evidence map[string]any, extra map[string]any) *tool.Result {
-	st := map[string]any{"effect": effect, "route": "xtest", "delivery": "foreground", "verified": verified, "evidence": evidence}
+func actionResult(dl *delivery, effect string, verified bool, evidence map[string]any, extra map[string]any) *tool.Result {
+	st := map[string]any{"effect": effect, "route": dl.route, "delivery": dl.mode, "verified": verified, "evidence": evidence}
 	for k, v := range extra {
 		st[k] = v
 	}
-	return result(fmt.Sprintf("%s (route xtest, verified %v)", effect, verified), st)
+	return result(fmt.Sprintf("%s (route %s, %s, verified %v)", effect, dl.route, dl.mode, verified), st)
 }
 
 func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
@@ -166,19 +166,25 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		if err != nil {
 			return nil, err
 		}
-		guard := d.landsOn(call, win, p)
-		if err := precheck(ctx, guard); err != nil {
+		dl, err := d.deliveryFor(ctx, call, a.Delivery)
+		if err != nil {
+			return nil, err
+		}
+		guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+		if err := precheck(ctx, guards...); err != nil {
 			return nil, err
 		}
 		ev := map[string]any{}
-		if err := d.front(ctx, win, ev, false); err != nil {
+		if err := d.ready(ctx, dl, win, ev, false); err != nil {
 			return nil, err
 		}
-		if err := d.b.Click(ctx, p, btn, count, a.Modifier, guard); err != nil {
+		if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 			return nil, err
 		}
-		ok := d.verifyPointer(ctx, p, win, ev)
-		return actionResult(fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), ok, ev,
+		settleClick(ctx, dl)
+		ok := d.verifyPointer(ctx, dl, p, win, ev)
+		dl.finish(ctx, ev)
+		return actionResult(dl, fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), ok, ev,
 			map[string]any{"x": p.X, "y": p.Y, "button": btn.String(), "count": count}), nil
 	}
 }
@@ -192,12 +198,16 @@ func (d *desk) moveCursor(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if err != nil {
 		return nil, err
 	}
-	if err := d.b.MoveTo(ctx, p, d.landsOn(call, win, p)); err != nil {
+	dl, err := d.deliveryFor(ctx, call, a.Delivery)
+	if err != nil {
 		return nil, err
 	}
-	ev := map[string]any{}
-	ok := d.verifyPointer(ctx, p, win, ev)
-	return actionResult(fmt.Sprintf("moved pointer to (%d,%d)", p.X, p.Y), ok, ev, map[string]any{"x": p.X, "y": p.Y}), nil
+	ev := map[string]any{"delivery": dl.mode}
+	if err := dl.dev.MoveTo(ctx, p, d.landsOn(call, win, p)); err != nil {
+		return nil, err
+	}
+	ok := d.verifyPointer(ctx, dl, p, win, ev)
+	return actionResult(dl, fmt.Sprintf("moved pointer to (%d,%d)", p.X, p.Y), ok, ev, map[string]any{"x": p.X, "y": p.Y}), nil
 }
 
 func (d *desk) buttonTool(down bool) tool.Handler {
@@ -209,9 +219,18 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 		if a.Count != nil || a.Modifier != nil {
 			return nil, invalid("count and modifier are not arguments of this tool")
 		}
+		dl, err := d.deliveryFor(ctx, call, a.Delivery)
+		if err != nil {
+			return nil, err
+		}
 		x, y := a.X, a.Y
+		if x == nil && y == nil && down && dl.background() {
+			// The authorizer decided on the core pointer's position; the session's own
+			// pointer may be elsewhere.
+			return nil, invalid("x and y are required to press a button with the session's own pointer (background delivery)")
+		}
 		if x == nil && y == nil {
-			cur, err := d.b.Pointer(ctx)
+			cur, err := dl.dev.Pointer(ctx)
 			if err != nil {
 				return nil, refusal(err)
 			}
@@ -228,34 +247,35 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 		}
 		ev := map[string]any{}
 		if down {
-			guard := d.landsOn(call, win, p)
-			if err := precheck(ctx, guard); err != nil {
+			guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+			if err := precheck(ctx, guards...); err != nil {
 				return nil, err
 			}
-			if err := d.front(ctx, win, ev, false); err != nil {
+			if err := d.ready(ctx, dl, win, ev, false); err != nil {
 				return nil, err
 			}
-			err = d.b.ButtonDown(ctx, p, btn, guard)
+			err = dl.dev.ButtonDown(ctx, p, btn, guards...)
 		} else {
 			// While this backend holds the button, the X server's implicit grab sends the
 			// motion and the release to the window that got the press, which was checked
 			// then: a window mapped over the point since does not receive them, and refusing
 			// here would leave the button stuck.
-			var guard x11.Guard
-			if held, _ := d.b.Held(); !slices.Contains(held, btn) {
-				guard = d.landsOn(call, win, p)
+			var guards []x11.Guard
+			if held, _ := dl.dev.Held(); !slices.Contains(held, btn) {
+				guards = []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
 			}
-			err = d.b.ButtonUp(ctx, p, btn, guard)
+			ev["delivery"] = dl.mode
+			err = dl.dev.ButtonUp(ctx, p, btn, guards...)
 		}
 		if err != nil {
 			return nil, err
 		}
-		ok := d.verifyPointer(ctx, p, win, ev)
+		ok := d.verifyPointer(ctx, dl, p, win, ev)
 		effect := "pressed"
 		if !down {
 			effect = "released"
 		}
-		return actionResult(fmt.Sprintf("%s %s at (%d,%d)", effect, btn, p.X, p.Y), ok, ev,
+		return actionResult(dl, fmt.Sprintf("%s %s at (%d,%d)", effect, btn, p.X, p.Y), ok, ev,
 			map[string]any{"x": p.X, "y": p.Y, "button": btn.String()}), nil
 	}
 }
@@ -300,19 +320,25 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 	// Every point of the path: while the button is held the events go to the window that
 	// got the press, but a drag-and-drop source sends the drop to the window under the
 	// pointer, wherever that is.
-	guard := d.landsOn(call, win, x11.DragPath(from, to, steps)...)
-	if err := precheck(ctx, guard); err != nil {
+	dl, err := d.deliveryFor(ctx, call, a.Delivery)
+	if err != nil {
+		return nil, err
+	}
+	path := x11.DragPath(from, to, steps)
+	guards := []x11.Guard{d.landsOn(call, win, path...), d.offDesktop(dl, path...)}
+	if err := precheck(ctx, guards...); err != nil {
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.front(ctx, win, ev, false); err != nil {
+	if err := d.ready(ctx, dl, win, ev, false); err != nil {
 		return nil, err
 	}
-	if err := d.b.Drag(ctx, from, to, btn, steps, time.Duration(dur)*time.Millisecond, a.Modifier, guard); err != nil {
+	if err := dl.dev.Drag(ctx, from, to, btn, steps, time.Duration(dur)*time.Millisecond, a.Modifier, guards...); err != nil {
 		return nil, err
 	}
-	ok := d.verifyPointer(ctx, to, win, ev)
-	return actionResult(fmt.Sprintf("dragged %s from (%d,%d) to (%d,%d)", btn, from.X, from.Y, to.X, to.Y), ok, ev,
+	ok := d.verifyPointer(ctx, dl, to, win, ev)
+	dl.finish(ctx, ev)
+	return actionResult(dl, fmt.Sprintf("dragged %s from (%d,%d) to (%d,%d)", btn, from.X, from.Y, to.X, to.Y), ok, ev,
 		map[string]any{"from": from, "to": to, "steps": steps, "duration_ms": dur}), nil
 }
 
@@ -367,30 +393,35 @@ func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error
 	if err != nil {
 		return nil, err
 	}
-	guard := d.landsOn(call, win, p)
-	if err := precheck(ctx, guard); err != nil {
+	dl, err := d.deliveryFor(ctx, call, a.Delivery)
+	if err != nil {
+		return nil, err
+	}
+	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+	if err := precheck(ctx, guards...); err != nil {
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.front(ctx, win, ev, false); err != nil {
+	if err := d.ready(ctx, dl, win, ev, false); err != nil {
 		return nil, err
 	}
-	if err := d.scrollNotches(ctx, p, a.Direction, notches, a.Modifier, guard); err != nil {
+	if err := d.scrollNotches(ctx, dl, p, a.Direction, notches, a.Modifier, guards); err != nil {
 		return nil, err
 	}
-	ok := d.verifyPointer(ctx, p, win, ev)
-	return actionResult(fmt.Sprintf("scrolled %s %d notches at (%d,%d)", a.Direction, notches, p.X, p.Y), ok, ev,
+	ok := d.verifyPointer(ctx, dl, p, win, ev)
+	dl.finish(ctx, ev)
+	return actionResult(dl, fmt.Sprintf("scrolled %s %d notches at (%d,%d)", a.Direction, notches, p.X, p.Y), ok, ev,
 		map[string]any{"x": p.X, "y": p.Y, "direction": a.Direction, "notches": notches}), nil
 }
 
 // scrollNotches turns the wheel in runs of at most 50 notches. The guard runs before the
 // first run only: once a run was sent, stopping would not make the call not started.
-func (d *desk) scrollNotches(ctx context.Context, p x11.Point, dir string, notches int, mods []string, guard x11.Guard) error {
+func (d *desk) scrollNotches(ctx context.Context, dl *delivery, p x11.Point, dir string, notches int, mods []string, guards []x11.Guard) error {
 	for done := 0; done < notches; done += 50 {
-		if err := d.b.Scroll(ctx, p, dir, min(50, notches-done), mods, guard); err != nil {
+		if err := dl.dev.Scroll(ctx, p, dir, min(50, notches-done), mods, guards...); err != nil {
 			return err
 		}
-		guard = nil
+		guards = nil
 	}
 	return nil
 }

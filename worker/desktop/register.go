@@ -31,6 +31,7 @@ type desk struct {
 	log      *slog.Logger
 	ax       *atspi.Client // nil without a backend
 	sessions *sessionStore // element snapshots per session
+	seats    *seatStore    // input devices per session
 }
 
 // spec is one tool before registration. Its MCP annotations come from the inventory
@@ -50,7 +51,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore()}
+	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore()}
 	if b != nil && d.ax == nil {
 		d.ax = atspi.New(atspi.Options{Logger: logger, Done: b.Done()})
 	}

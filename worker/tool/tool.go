@@ -139,15 +139,50 @@ type Session struct {
 	Label string
 	// Mode is the session's permission mode name.
 	Mode string
+	// OwnsDisplay is true when the display is the session's own (a private display the
+	// host created for it): no person shares it, so foreground input disturbs no one.
+	OwnsDisplay bool
 
 	// mu guards the fields below.
 	mu       sync.Mutex
 	launched map[int]bool
+	ended    bool
+	onEnd    []func()
 }
 
 // NewSession returns the state of a session with the given label and mode name.
 func NewSession(label, mode string) *Session {
 	return &Session{Label: label, Mode: mode, launched: map[int]bool{}}
+}
+
+// OnEnd registers f to run once when the session ends (End), or at once when it already
+// has: per-session resources (its input devices) are released there.
+func (s *Session) OnEnd(f func()) {
+	s.mu.Lock()
+	if !s.ended {
+		s.onEnd = append(s.onEnd, f)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	f()
+}
+
+// End marks the session ended and runs the functions registered with OnEnd, newest first.
+// Later calls do nothing.
+func (s *Session) End() {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	fs := s.onEnd
+	s.onEnd = nil
+	s.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
 }
 
 // RecordLaunch notes that this session launched process pid.

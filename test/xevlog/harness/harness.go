@@ -122,6 +122,9 @@ type XevlogOptions struct {
 	Title         string
 	Width, Height int
 	Color         string
+	// XKB makes xevlog announce XKB (xevlog -xkb): event states are then the sending
+	// keyboard's, as toolkits see them.
+	XKB bool
 }
 
 // StartXevlog runs xevlog and waits until its window is mapped. It is stopped at cleanup.
@@ -137,7 +140,11 @@ func StartXevlog(t testing.TB, o XevlogOptions) *Xevlog {
 	if o.Title == "" {
 		o.Title = t.Name()
 	}
-	cmd := exec.Command(xevlogPath, "-title", o.Title, "-width", fmt.Sprint(o.Width), "-height", fmt.Sprint(o.Height), "-color", o.Color)
+	args := []string{"-title", o.Title, "-width", fmt.Sprint(o.Width), "-height", fmt.Sprint(o.Height), "-color", o.Color}
+	if o.XKB {
+		args = append(args, "-xkb")
+	}
+	cmd := exec.Command(xevlogPath, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,220 @@
+package desktop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
+)
+
+// How input reaches its target. A call names the delivery it wants (delivery_mode):
+//
+//   - background (the default on a display shared with a person): through the session's
+//     own input devices, an XInput2 master pointer and keyboard pair (x11.Seat). The
+//     person's pointer and keyboard focus never move; the target is not raised. Where the
+//     pair cannot be created, or the input would land on the desktop background (a click
+//     there moves the person's focus to the window manager), the call is refused with
+//     background_unavailable, never delivered in the foreground instead.
+//   - foreground: through the core devices after raising and focusing the target; on a
+//     shared display the previously active window and the pointer position are put back
+//     afterwards.
+//
+// On a display the session owns no person is there to disturb: both are allowed, and the
+// default is the core devices (foreground). Naming background there still uses the
+// session's own devices, where the server can create them.
+
+// Routes and deliveries as results report them.
+const (
+	routeSeat = "xinput2" // the session's own master pair, driven through its XTEST slaves
+	routeCore = "xtest"   // the core devices through XTEST
+
+	deliveryBackground = "background"
+	deliveryForeground = "foreground"
+)
+
+// delivery is how one call's input goes.
+type delivery struct {
+	mode  string // deliveryBackground or deliveryForeground, as delivered
+	route string // routeSeat or routeCore
+	dev   *x11.Devices
+	// shared is true on a display the session does not own.
+	shared bool
+	// restore, for foreground delivery on a shared display, puts back the window that was
+	// active and the pointer position; nil otherwise.
+	restore func(context.Context)
+}
+
+// background reports whether input goes through the session's own devices.
+func (dl *delivery) background() bool { return dl.dev.Seat() != nil }
+
+// deliveryFor chooses the delivery of one call from its delivery_mode and the display.
+func (d *desk) deliveryFor(ctx context.Context, call *tool.Call, asked string) (*delivery, error) {
+	owned := call.Session == nil || call.Session.OwnsDisplay
+	core := &delivery{mode: deliveryForeground, route: routeCore, dev: d.b.Core(), shared: !owned}
+	switch {
+	case asked == deliveryForeground, asked == "" && owned:
+		return core, nil
+	case call.Session == nil:
+		// A handler called without a session (tests) owns its display.
+		return core, nil
+	}
+	seat, err := d.seats.get(ctx, d.b, call.Session)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if owned {
+			return core, nil
+		}
+		return nil, authz.Refuse(authz.CodeBackgroundUnavailable,
+			"this X server cannot give the session input devices of its own (%v); nothing was sent. "+
+				"Use an element action (AT-SPI), or delivery_mode \"foreground\", which moves the person's pointer and keyboard focus", err)
+	}
+	return &delivery{mode: deliveryBackground, route: routeSeat, dev: seat.Devices(), shared: !owned}, nil
+}
+
+// ready prepares delivery to win (nil: desktop scope or wherever the focus is) before the
+// first event; nothing has been sent yet, so a failure is a refusal. Background delivery
+// gives the session's keyboard the focus of win when keys follow (needFocus); foreground
+// delivery brings win to the front (and records what to restore on a shared display).
+func (d *desk) ready(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any, needFocus bool) error {
+	ev["delivery"] = dl.mode
+	if dl.background() {
+		ev["devices"] = dl.dev.Seat().Name()
+		if win == nil || !needFocus {
+			return nil
+		}
+		if err := dl.dev.Seat().Focus(ctx, win.ID); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return refusal(err)
+		}
+		ev["focus"] = fmt.Sprintf("session keyboard on 0x%x", win.ID)
+		return nil
+	}
+	if dl.shared && win != nil {
+		dl.restore = d.restorer(ctx, win)
+	}
+	return d.front(ctx, win, ev, needFocus)
+}
+
+// restorer records the active window and the core pointer position before foreground
+// input to win, and returns what puts them back.
+func (d *desk) restorer(ctx context.Context, win *x11.Window) func(context.Context) {
+	prevPointer, perr := d.b.Core().Pointer(ctx)
+	focus, ferr := d.b.InputFocus(ctx)
+	return func(ctx context.Context) {
+		if ferr == nil && focus.TopLevel != 0 && focus.TopLevel != win.ID {
+			if _, _, err := d.b.Activate(ctx, focus.TopLevel); err != nil {
+				d.log.Debug("foreground delivery: put back the active window", "window", focus.TopLevel, "err", err)
+			}
+		}
+		if perr == nil {
+			if err := d.b.Core().MoveTo(ctx, prevPointer); err != nil {
+				d.log.Debug("foreground delivery: put back the pointer", "err", err)
+			}
+		}
+	}
+}
+
+// finish runs after the input: it puts back what foreground delivery moved on a shared
+// display and records that in ev.
+func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
+	if dl.restore == nil {
+		return
+	}
+	dl.restore(context.WithoutCancel(ctx))
+	ev["restored"] = "previously active window and pointer position"
+}
+
+// offDesktop returns the check, for background pointer input on a shared display, that no
+// point lies on the desktop background: a press there from a second pointer moves the
+// person's keyboard focus to the window manager. Nil when it does not apply.
+func (d *desk) offDesktop(dl *delivery, pts ...x11.Point) x11.Guard {
+	if !dl.background() || !dl.shared {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		tops, err := d.b.TopLevelsAt(ctx, pts)
+		if err != nil {
+			return refusal(err)
+		}
+		for i, t := range tops {
+			if t.Window == 0 {
+				return authz.Refuse(authz.CodeBackgroundUnavailable,
+					"(%d,%d) is on the desktop background: pointer input there from the session's own pointer would move the person's keyboard focus; nothing was sent. "+
+						"Use delivery_mode \"foreground\" to click the desktop itself", pts[i].X, pts[i].Y)
+			}
+		}
+		return nil
+	}
+}
+
+// settleClick waits, after background pointer presses, until the window manager has let
+// go of the session's pointer (it grabs a click to focus on it and replays it), so that
+// keys sent next do not overtake the press.
+func settleClick(ctx context.Context, dl *delivery) {
+	if !dl.background() {
+		return
+	}
+	_ = dl.dev.WaitPointerFree(ctx, 200*time.Millisecond) // best effort: the click was delivered
+}
+
+// seatStore holds each session's input devices, created on the session's first background
+// input and removed when the session ends.
+type seatStore struct {
+	mu       sync.Mutex // guards byS; held while a pair is created
+	byS      map[*tool.Session]*x11.Seat
+	unusable error // set once the server refused to create a pair: it will not later
+}
+
+func newSeatStore() *seatStore { return &seatStore{byS: map[*tool.Session]*x11.Seat{}} }
+
+// get returns s's pair, creating it on first use.
+func (st *seatStore) get(ctx context.Context, b *x11.Backend, s *tool.Session) (*x11.Seat, error) {
+	st.mu.Lock()
+	if seat, ok := st.byS[s]; ok {
+		st.mu.Unlock()
+		return seat, nil
+	}
+	if st.unusable != nil {
+		st.mu.Unlock()
+		return nil, st.unusable
+	}
+	seat, err := b.OpenSeat(ctx, s.Label)
+	if err != nil {
+		if errors.Is(err, x11.ErrUnsupported) {
+			st.unusable = err
+		}
+		st.mu.Unlock()
+		return nil, err
+	}
+	st.byS[s] = seat
+	st.mu.Unlock()
+	// Registered unlocked: on a session that already ended it runs at once.
+	s.OnEnd(func() {
+		st.mu.Lock()
+		delete(st.byS, s)
+		st.mu.Unlock()
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		seat.Close(cctx)
+	})
+	return seat, nil
+}
+
+// of returns s's pair, or nil when it has none.
+func (st *seatStore) of(s *tool.Session) *x11.Seat {
+	if s == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.byS[s]
+}

@@ -1,0 +1,232 @@
+package x11
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+
+	"github.com/cua-host/cua-host/internal/xinput2"
+)
+
+// Seat is one session's own input devices: a master pointer and keyboard pair the X server
+// created for it (XInput2 multi-pointer), named "cua-host LABEL (pid N)". Its events go
+// through the pair's XTEST slaves, so they move the session's pointer and go to its
+// keyboard's focus; the person's core pointer and core keyboard focus never change.
+//
+// A pair outlives the connection that made it: Close removes it, and RemoveStaleSeats
+// removes the pairs of processes that died without closing theirs.
+type Seat struct {
+	dev      Devices
+	pressed  pressedState
+	name     string
+	pointer  uint16
+	keyboard uint16
+
+	closeOnce sync.Once
+	// gone is set, under the input semaphore, once Close began: input on the seat fails
+	// with ErrClosed from then on.
+	gone    bool
+	drained chan struct{} // closed when the connection's event drain ends
+}
+
+// OpenSeat creates the master pair of session label and a connection that drives it. It
+// fails with ErrUnsupported when the server cannot create masters (no XInput 2.2, no
+// XTEST).
+func (b *Backend) OpenSeat(ctx context.Context, label string) (*Seat, error) {
+	if b.closed() {
+		return nil, ErrClosed
+	}
+	if !b.caps.XTest {
+		return nil, fmt.Errorf("%w: the X server has no XTEST extension", ErrUnsupported)
+	}
+	conn, err := dial(ctx, b.display)
+	if err != nil {
+		return nil, err
+	}
+	s, err := b.newSeat(ctx, conn, label)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (b *Backend) newSeat(ctx context.Context, conn *xgb.Conn, label string) (*Seat, error) {
+	if err := initExtension(conn, "XTEST"); err != nil {
+		return nil, err
+	}
+	if err := xinput2.Init(conn); err != nil {
+		if errors.Is(err, xinput2.ErrUnsupported) {
+			return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+		}
+		return nil, xerr("XInput2", err)
+	}
+	before, err := xinput2.Devices(conn)
+	if err != nil {
+		return nil, xerr("XInput2", err)
+	}
+	name := xinput2.SeatName(label, os.Getpid())
+	if err := xinput2.AddMaster(conn, name); err != nil {
+		return nil, fmt.Errorf("%w: create the session's input devices: %v", ErrUnsupported, err)
+	}
+	after, err := xinput2.Devices(conn)
+	if err != nil {
+		return nil, xerr("XInput2", err)
+	}
+	s := &Seat{name: name, drained: make(chan struct{})}
+	for _, d := range after {
+		if d.Use == xinput2.MasterPointer && d.Name == name+" pointer" &&
+			!slices.ContainsFunc(before, func(o xinput2.Device) bool { return o.ID == d.ID }) {
+			s.pointer, s.keyboard = d.ID, d.Attachment
+		}
+	}
+	if s.pointer == 0 {
+		return nil, fmt.Errorf("%w: the X server did not list the master pointer %q it was asked to create", ErrUnsupported, name+" pointer")
+	}
+	if err := xinput2.SetClientPointer(conn, s.pointer); err != nil {
+		_ = xinput2.RemoveMaster(conn, s.pointer)
+		return nil, xerr("XInput2", err)
+	}
+	s.dev = Devices{b: b, conn: conn, pressed: &s.pressed, seat: s}
+	go s.drain()
+	b.seatsMu.Lock()
+	if b.seats == nil {
+		b.seats = map[*Seat]struct{}{}
+	}
+	b.seats[s] = struct{}{}
+	b.seatsMu.Unlock()
+	b.log.Debug("x11 seat opened", "name", name, "pointer", s.pointer, "keyboard", s.keyboard)
+	return s, nil
+}
+
+// drain reads the seat connection's events and errors (nothing is selected; asynchronous
+// errors of XTEST requests land here), so xgb never blocks on a full queue.
+func (s *Seat) drain() {
+	defer close(s.drained)
+	for {
+		ev, xe := s.dev.conn.WaitForEvent()
+		if ev == nil && xe == nil {
+			return
+		}
+	}
+}
+
+// Devices returns the seat's devices, to send input through.
+func (s *Seat) Devices() *Devices { return &s.dev }
+
+// Name is the pair's name: the server calls its devices "NAME pointer" and "NAME keyboard".
+func (s *Seat) Name() string { return s.name }
+
+// IDs returns the XInput device ids of the master pointer and keyboard.
+func (s *Seat) IDs() (pointer, keyboard uint16) { return s.pointer, s.keyboard }
+
+// Focus gives the seat's keyboard focus to win. Keys the seat sends go there; the person's
+// focus does not change.
+func (s *Seat) Focus(ctx context.Context, win uint32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := xinput2.SetFocus(s.dev.conn, s.keyboard, xproto.Window(win)); err != nil {
+		return xerr("XInput2", err)
+	}
+	return nil
+}
+
+// Close releases what the seat holds, removes its master pair and closes its connection.
+// It waits for a running input operation to end but gives up waiting when ctx ends (and
+// removes the pair anyway). It is idempotent.
+func (s *Seat) Close(ctx context.Context) {
+	s.closeOnce.Do(func() {
+		b := s.dev.b
+		if b.lockInput(ctx) == nil {
+			s.dev.releaseHeldLocked()
+			s.gone = true
+			b.unlockInput()
+		}
+		b.seatsMu.Lock()
+		delete(b.seats, s)
+		b.seatsMu.Unlock()
+		s.closeLocked()
+	})
+}
+
+// closeLocked removes the pair and closes the connection.
+func (s *Seat) closeLocked() {
+	if s.pointer != 0 {
+		if err := xinput2.RemoveMaster(s.dev.conn, s.pointer); err != nil {
+			s.dev.b.log.Warn("x11 remove the session's input devices", "name", s.name, "err", err)
+		}
+	}
+	s.dev.conn.Close()
+	<-s.drained
+	s.dev.b.log.Debug("x11 seat closed", "name", s.name)
+}
+
+// closeSeats removes every open seat's pair; the backend is closing.
+func (b *Backend) closeSeats(ctx context.Context) {
+	b.seatsMu.Lock()
+	seats := make([]*Seat, 0, len(b.seats))
+	for s := range b.seats {
+		seats = append(seats, s)
+	}
+	b.seatsMu.Unlock()
+	for _, s := range seats {
+		s.Close(ctx)
+	}
+}
+
+// WaitPointerFree waits until no client holds a grab of the set's pointer (a window
+// manager grabs a press to focus on the click, then replays it), for at most max. It
+// probes with a grab of its own on the root, undone at once.
+func (d *Devices) WaitPointerFree(ctx context.Context, max time.Duration) error {
+	deadline := time.Now().Add(max)
+	for {
+		r, err := xproto.GrabPointer(d.conn, false, d.b.root, 0, xproto.GrabModeAsync, xproto.GrabModeAsync,
+			xproto.WindowNone, xproto.CursorNone, xproto.TimeCurrentTime).Reply()
+		if err != nil {
+			return xerr("GrabPointer", err)
+		}
+		if r.Status == xproto.GrabStatusSuccess {
+			xproto.UngrabPointer(d.conn, xproto.TimeCurrentTime)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: the pointer is still grabbed after %v", ErrTimeout, max)
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// RemoveStaleSeats removes the master pairs that processes other than this one created
+// and that are gone (remove says which pids count as gone), returning their names.
+func (b *Backend) RemoveStaleSeats(ctx context.Context, gone func(pid int) bool) ([]string, error) {
+	if b.closed() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	conn, err := dial(ctx, b.display)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := xinput2.Init(conn); err != nil {
+		if errors.Is(err, xinput2.ErrUnsupported) {
+			return nil, nil
+		}
+		return nil, xerr("XInput2", err)
+	}
+	me := os.Getpid()
+	names, err := xinput2.RemoveSeats(conn, func(pid int) bool { return pid != me && gone(pid) })
+	return names, xerr("XInput2", err)
+}
