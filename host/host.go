@@ -39,6 +39,9 @@ type Host struct {
 	// readerDone is closed when the control reader stops; readerStarted says whether it
 	// was started (only after a successful handshake, before Start returns).
 	readerDone    chan struct{}
+	// seatsDone is closed once the input devices the worker left on the display, if any,
+	// were removed after it exited.
+	seatsDone chan struct{}
 	readerStarted bool
 	// logsDone is closed when the worker's stderr has been drained.
 	logsDone chan struct{}
@@ -103,6 +106,7 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		generation: generation,
 		readerDone: make(chan struct{}),
 		logsDone:   make(chan struct{}),
+		seatsDone:  make(chan struct{}),
 		waiters:    map[uint64]chan *cuav1.ControlFrame{},
 		sessions:   map[string]*Session{},
 	}
@@ -112,6 +116,7 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		defer stderrR.Close()
 		forwardLogs(opts.Logger, proc.pid, stderrR)
 	}()
+	go h.removeSeatsAfterExit()
 	if err := h.handshake(ctx); err != nil {
 		h.stop() // kills and reaps the worker, drains its stderr
 		return nil, err
@@ -469,6 +474,7 @@ func (h *Host) stop() {
 	h.consentCancel()
 	h.consentWG.Wait()
 	<-h.logsDone
+	<-h.seatsDone
 	for _, s := range sessions {
 		s.hostClosed()
 	}

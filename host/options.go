@@ -68,6 +68,11 @@ type DisplayFacts struct {
 	Private bool
 	// ServerPID is the display server's pid when Private.
 	ServerPID int
+	// XAuthority is the Xauthority file with the display's cookie, for the host's own
+	// connection: after the worker exits, the host removes the input devices the worker
+	// created on the display and could not remove itself (it was killed). Empty connects
+	// without a cookie.
+	XAuthority string
 }
 
 // ConsentRequest is a worker's request to grant one operation on one resource.

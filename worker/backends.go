@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 
+	"golang.org/x/sys/unix"
+
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -36,6 +38,15 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 		desktop.Register(reg, nil, desktop.Options{Logger: log, Unavailable: err})
 		return reg, nil, nil
 	}
+	// A worker that was killed left its sessions' input devices on the display.
+	if removed, err := b.RemoveStaleSeats(ctx, processGone); err != nil {
+		log.Debug("remove input devices of exited workers", "err", err)
+	} else if len(removed) > 0 {
+		log.Info("removed input devices exited workers left", "devices", removed)
+	}
 	desktop.Register(reg, b, desktop.Options{Logger: log})
 	return reg, b, nil
 }
+
+// processGone reports whether no process pid exists.
+func processGone(pid int) bool { return unix.Kill(pid, 0) == unix.ESRCH }

@@ -299,9 +299,11 @@ func (b *Backend) closed() bool {
 }
 
 // sync makes a round trip, so every request sent before it has been processed.
-func (b *Backend) sync() error {
-	_, err := xproto.GetInputFocus(b.conn).Reply()
-	if err != nil {
+func (b *Backend) sync() error { return syncConn(b.conn) }
+
+// syncConn makes a round trip on c.
+func syncConn(c *xgb.Conn) error {
+	if _, err := xproto.GetInputFocus(c).Reply(); err != nil {
 		return xerr("GetInputFocus", err)
 	}
 	return nil

@@ -136,12 +136,7 @@ func (d *Devices) releaseHeldLocked() {
 
 // sync makes a round trip on the set's connection, so every event sent before it has been
 // processed.
-func (d *Devices) sync() error {
-	if _, err := xproto.GetInputFocus(d.conn).Reply(); err != nil {
-		return xerr("GetInputFocus", err)
-	}
-	return nil
-}
+func (d *Devices) sync() error { return syncConn(d.conn) }
 
 // ReleaseAll releases every button and key the backend's device sets hold (the core ones
 // and every open seat's) and restores any remapped keycode. It waits for a running input

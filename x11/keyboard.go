@@ -72,7 +72,7 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 					return stats, err
 				}
 			}
-			if codes, err = d.b.remapLocked(km, bt.missing); err != nil {
+			if codes, err = d.b.remapLocked(d, km, bt.missing); err != nil {
 				return stats, err
 			}
 			if err := d.sync(); err != nil {
@@ -158,7 +158,7 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	codes := map[xproto.Keysym]slot{}
 	if len(missing) > 0 {
-		if codes, err = d.b.remapLocked(km, missing); err != nil {
+		if codes, err = d.b.remapLocked(d, km, missing); err != nil {
 			return err
 		}
 		if err := d.sync(); err != nil {

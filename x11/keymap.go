@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 )
 
@@ -20,6 +21,9 @@ type keymap struct {
 type remapState struct {
 	orig map[xproto.Keycode][]xproto.Keysym
 	per  int
+	// conns are the connections whose keyboards carry the remapped rows: the backend's
+	// (the core keyboard) and those of seats that typed (their own keyboards).
+	conns map[*xgb.Conn]bool
 }
 
 // loadKeymapLocked reads the current mapping. Preconditions: input semaphore held.
@@ -99,16 +103,26 @@ type slot struct {
 func (km *keymap) capacity() int { return 2 * len(km.spare) }
 
 // remapLocked maps the keysyms in syms to spare keycodes, two per keycode (the second
-// typed with Shift), with one ChangeKeyboardMapping request per keycode. It returns each
-// keysym's slot. Preconditions: input semaphore held; len(syms) <= km.capacity().
-func (b *Backend) remapLocked(km *keymap, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
+// typed with Shift), with one ChangeKeyboardMapping request per keycode, on the core
+// keyboard and, for a seat's devices d, on the seat's keyboard too (the clients it adopted
+// read that one), and waits until the server applied them. It returns each keysym's slot.
+// Preconditions: input semaphore held; len(syms) <= km.capacity().
+func (b *Backend) remapLocked(d *Devices, km *keymap, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
 	if len(syms) > km.capacity() || km.per < 2 {
 		return nil, fmt.Errorf("%w: %d symbols, %d spare keycodes", ErrNoKeycode, len(syms), len(km.spare))
 	}
 	if b.remap.orig == nil {
 		b.remap.orig = map[xproto.Keycode][]xproto.Keysym{}
+		b.remap.conns = map[*xgb.Conn]bool{}
 	}
 	b.remap.per = km.per
+	conns := []*xgb.Conn{b.conn}
+	if d.seat != nil {
+		conns = append(conns, d.conn)
+	}
+	for _, c := range conns {
+		b.remap.conns[c] = true
+	}
 	out := make(map[xproto.Keysym]slot, len(syms))
 	for i := 0; i < len(syms); i += 2 {
 		kc := km.spare[i/2]
@@ -122,8 +136,15 @@ func (b *Backend) remapLocked(km *keymap, syms []xproto.Keysym) (map[xproto.Keys
 			row[1] = syms[i+1]
 			out[syms[i+1]] = slot{kc: kc, shift: true}
 		}
-		xproto.ChangeKeyboardMapping(b.conn, 1, kc, byte(km.per), row)
+		for _, c := range conns {
+			xproto.ChangeKeyboardMapping(c, 1, kc, byte(km.per), row)
+		}
 		copy(km.row(kc), row)
+	}
+	for _, c := range conns {
+		if err := syncConn(c); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -133,11 +154,28 @@ func (b *Backend) restoreKeymapLocked() {
 	if len(b.remap.orig) == 0 {
 		return
 	}
-	for kc, row := range b.remap.orig {
-		xproto.ChangeKeyboardMapping(b.conn, 1, kc, byte(b.remap.per), row)
+	for c := range b.remap.conns {
+		for kc, row := range b.remap.orig {
+			xproto.ChangeKeyboardMapping(c, 1, kc, byte(b.remap.per), row)
+		}
+		_ = syncConn(c) // a closed seat's connection answers at once
 	}
 	clear(b.remap.orig)
-	_ = b.sync()
+	clear(b.remap.conns)
+}
+
+// copyKeymapLocked gives the keyboard of connection c (a seat's) the core keyboard's
+// mapping, so that the clients a seat adopts, which read its keyboard's mapping, read the
+// same symbols for its keycodes as everyone else. Preconditions: input semaphore held.
+func (b *Backend) copyKeymapLocked(c *xgb.Conn) error {
+	b.restoreKeymapLocked()
+	km, err := b.loadKeymapLocked()
+	if err != nil {
+		return err
+	}
+	n := int(km.max-km.min) + 1
+	xproto.ChangeKeyboardMapping(c, byte(n), km.min, byte(km.per), km.syms[:n*km.per])
+	return syncConn(c)
 }
 
 // KeyboardMapping returns the server's current core keyboard mapping: keysyms per keycode

@@ -29,6 +29,10 @@ type Seat struct {
 	pointer  uint16
 	keyboard uint16
 
+	// adopted are the windows whose clients use the pair as their client pointer (Adopt).
+	adoptMu sync.Mutex
+	adopted map[uint32]bool
+
 	closeOnce sync.Once
 	// gone is set, under the input semaphore, once Close began: input on the seat fails
 	// with ErrClosed from then on.
@@ -90,12 +94,22 @@ func (b *Backend) newSeat(ctx context.Context, conn *xgb.Conn, label string) (*S
 	if s.pointer == 0 {
 		return nil, fmt.Errorf("%w: the X server did not list the master pointer %q it was asked to create", ErrUnsupported, name+" pointer")
 	}
-	if err := xinput2.SetClientPointer(conn, s.pointer); err != nil {
+	if err := xinput2.SetClientPointer(conn, 0, s.pointer); err != nil {
 		_ = xinput2.RemoveMaster(conn, s.pointer)
 		return nil, xerr("XInput2", err)
 	}
 	s.dev = Devices{b: b, conn: conn, pressed: &s.pressed, seat: s}
 	go s.drain()
+	if err := b.lockInput(ctx); err != nil {
+		s.closeLocked()
+		return nil, err
+	}
+	err = b.copyKeymapLocked(conn)
+	b.unlockInput()
+	if err != nil {
+		s.closeLocked()
+		return nil, err
+	}
 	b.seatsMu.Lock()
 	if b.seats == nil {
 		b.seats = map[*Seat]struct{}{}
@@ -136,6 +150,31 @@ func (s *Seat) Focus(ctx context.Context, win uint32) error {
 	if err := xinput2.SetFocus(s.dev.conn, s.keyboard, xproto.Window(win)); err != nil {
 		return xerr("XInput2", err)
 	}
+	return nil
+}
+
+// Adopt makes the pair the client pointer of the client that created window win: that
+// client's own core requests (where is the pointer, grab the keyboard for a menu) then use
+// the session's devices, not the person's, and the modifiers in the core events it gets
+// are those of the session's keyboard even when it does not use XKB (an untrusted client
+// cannot). Use it for the windows of programs the session launched, never for a person's.
+// The server forgets it when the pair is removed.
+func (s *Seat) Adopt(ctx context.Context, win uint32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.adoptMu.Lock()
+	defer s.adoptMu.Unlock()
+	if s.adopted[win] {
+		return nil
+	}
+	if err := xinput2.SetClientPointer(s.dev.conn, xproto.Window(win), s.pointer); err != nil {
+		return xerr("XInput2", err)
+	}
+	if s.adopted == nil {
+		s.adopted = map[uint32]bool{}
+	}
+	s.adopted[win] = true
 	return nil
 }
 

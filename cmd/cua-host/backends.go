@@ -19,7 +19,7 @@ func startPrivateDisplay(ctx context.Context, log *slog.Logger) (*displaySetup, 
 	log.Info("private display started", "display", d.Name(), "server_pid", d.ServerPID())
 	return &displaySetup{
 		env:   d.Env(),
-		facts: host.DisplayFacts{Name: d.Name(), Private: true, ServerPID: d.ServerPID()},
+		facts: host.DisplayFacts{Name: d.Name(), Private: true, ServerPID: d.ServerPID(), XAuthority: d.XAuthority()},
 		pids:  d.PIDs(),
 		close: func() { d.Close() },
 	}, nil

@@ -156,13 +156,18 @@ func (d *displaySetup) Close() {
 // openDisplay resolves --display: auto uses $DISPLAY when set and a private display
 // otherwise; :N uses that display; private starts one.
 func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySetup, error) {
+	shared := func(name string) *displaySetup {
+		d := &displaySetup{env: []string{"DISPLAY=" + name}, facts: host.DisplayFacts{Name: name}}
+		d.facts.XAuthority = d.xauthority()
+		return d
+	}
 	switch {
 	case mode == "auto" && os.Getenv("DISPLAY") != "":
-		return &displaySetup{env: []string{"DISPLAY=" + os.Getenv("DISPLAY")}, facts: host.DisplayFacts{Name: os.Getenv("DISPLAY")}}, nil
+		return shared(os.Getenv("DISPLAY")), nil
 	case mode == "auto" || mode == "private":
 		return startPrivateDisplay(ctx, log)
 	case len(mode) > 1 && mode[0] == ':':
-		return &displaySetup{env: []string{"DISPLAY=" + mode}, facts: host.DisplayFacts{Name: mode}}, nil
+		return shared(mode), nil
 	}
 	return nil, fmt.Errorf("--display %q: want auto, private or :N", mode)
 }

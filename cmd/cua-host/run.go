@@ -268,7 +268,7 @@ func openRunDisplay(ctx context.Context, cfg runConfig, log *slog.Logger) (*disp
 		log.Info("private display started", "display", d.Name(), "server_pid", d.ServerPID())
 		return &displaySetup{
 			env:   d.Env(),
-			facts: host.DisplayFacts{Name: d.Name(), Private: true, ServerPID: d.ServerPID()},
+			facts: host.DisplayFacts{Name: d.Name(), Private: true, ServerPID: d.ServerPID(), XAuthority: d.XAuthority()},
 			pids:  d.PIDs(),
 			close: func() { d.Close() },
 		}, nil

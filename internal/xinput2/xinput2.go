@@ -215,15 +215,16 @@ func ParseDevices(reply []byte) ([]Device, error) {
 	return out, nil
 }
 
-// SetClientPointer makes master pointer id the client pointer of c's own client: the
-// pointer that core requests and core XTEST input on c use, its paired keyboard for keys,
-// focus and keyboard grabs.
-func SetClientPointer(c *xgb.Conn, id uint16) error {
+// SetClientPointer makes master pointer id the client pointer of the client that created
+// win, or of c's own client when win is 0: the pointer that client's core requests and
+// core XTEST input use, its paired keyboard for keys, focus and keyboard grabs, and the
+// keyboard whose modifiers the client's core events carry when it does not use XKB.
+func SetClientPointer(c *xgb.Conn, win xproto.Window, id uint16) error {
 	buf := request(c, opSetClientPointer, 8)
-	// window None (bytes 4–7): the requesting client.
+	xgb.Put32(buf[4:], uint32(win))
 	xgb.Put16(buf[8:], id)
 	if err := checked(c, buf); err != nil {
-		return fmt.Errorf("XISetClientPointer %d: %w", id, err)
+		return fmt.Errorf("XISetClientPointer 0x%x %d: %w", uint32(win), id, err)
 	}
 	return nil
 }

@@ -79,9 +79,19 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 		}
 		launch = &tool.Launch{Argv: plan.Argv, DesktopID: plan.DesktopID, Declared: plan.Declared}
 	}
+	var before *x11.Focus
+	if call.Session != nil && !call.Session.OwnsDisplay {
+		if f, err := d.b.InputFocus(ctx); err == nil && f.TopLevel != 0 {
+			before = &f
+		}
+	}
 	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: launch.Argv[0], Args: launch.Argv[1:], WindowTimeout: timeout})
 	if l != nil && call.Session != nil {
 		call.Session.RecordLaunch(l.PID)
+	}
+	restored := false
+	if l != nil && before != nil && len(l.Windows) > 0 {
+		restored = d.keepFocus(ctx, *before, l.PID)
 	}
 	if err != nil {
 		if l == nil {
@@ -118,6 +128,10 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 		"untrusted_x_client": l.Untrusted,
 		"window_ids":         ids, "windows": l.Windows, "window_timed_out": l.WindowTimedOut, "exited": l.Exited,
 	}
+	if restored {
+		out["focus_restored"] = true
+		text += "\nthe window manager focused the new window; the person's window got the focus back"
+	}
 	if l.ExitCode != nil {
 		out["exit_code"] = *l.ExitCode
 	}
@@ -125,6 +139,39 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 		out["warnings"] = warnings
 	}
 	return result(text, out), nil
+}
+
+// focusWatch is how long after a launch on a shared display the person's keyboard focus is
+// watched: a window manager focuses a new window when it maps it, which the person did not
+// ask for.
+const focusWatch = 300 * time.Millisecond
+
+// keepFocus gives the person's focus back to the window that had it before a launch, when
+// within focusWatch it moved to a window of the launched process pid. It reports whether
+// it did.
+func (d *desk) keepFocus(ctx context.Context, before x11.Focus, pid int) bool {
+	restored := false
+	for deadline := time.Now().Add(focusWatch); time.Now().Before(deadline); {
+		f, err := d.b.InputFocus(ctx)
+		if err != nil {
+			return restored
+		}
+		if f.TopLevel != before.TopLevel && f.PID == pid {
+			if _, _, err := d.b.Activate(ctx, before.TopLevel); err != nil {
+				d.log.Debug("launch: give the focus back", "window", before.TopLevel, "err", err)
+				return restored
+			}
+			restored = true
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return restored
+		case <-t.C:
+		}
+	}
+	return restored
 }
 
 // killArgs are kill_app's arguments.

@@ -82,10 +82,19 @@ func (d *desk) deliveryFor(ctx context.Context, call *tool.Call, asked string) (
 // first event; nothing has been sent yet, so a failure is a refusal. Background delivery
 // gives the session's keyboard the focus of win when keys follow (needFocus); foreground
 // delivery brings win to the front (and records what to restore on a shared display).
-func (d *desk) ready(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any, needFocus bool) error {
+func (d *desk) ready(ctx context.Context, call *tool.Call, dl *delivery, win *x11.Window, ev map[string]any, needFocus bool) error {
 	ev["delivery"] = dl.mode
 	if dl.background() {
-		ev["devices"] = dl.dev.Seat().Name()
+		seat := dl.dev.Seat()
+		ev["devices"] = seat.Name()
+		if win != nil && d.launchedBy(call, win.PID) {
+			if err := seat.Adopt(ctx, win.ID); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return refusal(err)
+			}
+		}
 		if win == nil || !needFocus {
 			return nil
 		}
@@ -102,6 +111,12 @@ func (d *desk) ready(ctx context.Context, dl *delivery, win *x11.Window, ev map[
 		dl.restore = d.restorer(ctx, win)
 	}
 	return d.front(ctx, win, ev, needFocus)
+}
+
+// launchedBy reports whether the session launched process pid and the backend still holds
+// it (so the pid cannot have been reused).
+func (d *desk) launchedBy(call *tool.Call, pid int) bool {
+	return pid > 0 && call.Session != nil && call.Session.Launched(pid) && d.b.Launched(pid)
 }
 
 // restorer records the active window and the core pointer position before foreground

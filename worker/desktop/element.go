@@ -198,7 +198,7 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 		return nil, err
 	}
 	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.ready(ctx, dl, win, ev, false); err != nil {
+	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
 		return nil, err
 	}
 	if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
@@ -245,7 +245,7 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 		return nil, err
 	}
 	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.ready(ctx, dl, win, ev, true); err != nil {
+	if err := d.ready(ctx, call, dl, win, ev, true); err != nil {
 		return nil, err
 	}
 	if err := dl.dev.Click(ctx, p, x11.ButtonLeft, 1, nil, append(guards, d.keyGuards(dl, win)...)...); err != nil {
@@ -297,7 +297,7 @@ func (d *desk) scrollElement(ctx context.Context, call *tool.Call, t targetArgs,
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.ready(ctx, dl, win, ev, false); err != nil {
+	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
 		return nil, err
 	}
 	if err := d.scrollNotches(ctx, dl, p, dir, notches, mods, guards); err != nil {

@@ -38,7 +38,7 @@ func (d *desk) keyboardSpecs() []spec {
 // happens, then gives win the focus (the session's own keyboard's in the background,
 // the core keyboard's after bringing win to the front otherwise) and refuses unless it got
 // it. The same checks run again right before the first key (keyGuards).
-func (d *desk) keysReady(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) error {
+func (d *desk) keysReady(ctx context.Context, call *tool.Call, dl *delivery, win *x11.Window, ev map[string]any) error {
 	if dl.background() && win == nil {
 		return authz.Refuse(authz.CodeBackgroundUnavailable,
 			"no window has the focus and the session's own keyboard has none of its own to type into; nothing was sent. Name the window (pid, window_id)")
@@ -46,7 +46,7 @@ func (d *desk) keysReady(ctx context.Context, dl *delivery, win *x11.Window, ev 
 	if err := d.keyboardFree(dl)(ctx); err != nil {
 		return err
 	}
-	return d.ready(ctx, dl, win, ev, true)
+	return d.ready(ctx, call, dl, win, ev, true)
 }
 
 // keyTarget resolves an optional window for keyboard input; coordinates do not apply.
@@ -87,7 +87,7 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.keysReady(ctx, dl, win, ev); err != nil {
+	if err := d.keysReady(ctx, call, dl, win, ev); err != nil {
 		return nil, err
 	}
 	st, err := dl.dev.TypeText(ctx, *a.Text, d.keyGuards(dl, win)...)
@@ -185,7 +185,7 @@ func (d *desk) pressCombo(ctx context.Context, call *tool.Call, t targetArgs, co
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.keysReady(ctx, dl, win, ev); err != nil {
+	if err := d.keysReady(ctx, call, dl, win, ev); err != nil {
 		return nil, err
 	}
 	if err := dl.dev.PressCombo(ctx, combo, d.keyGuards(dl, win)...); err != nil {

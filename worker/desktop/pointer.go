@@ -175,7 +175,7 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 			return nil, err
 		}
 		ev := map[string]any{}
-		if err := d.ready(ctx, dl, win, ev, false); err != nil {
+		if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
 			return nil, err
 		}
 		if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
@@ -251,7 +251,7 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 			if err := precheck(ctx, guards...); err != nil {
 				return nil, err
 			}
-			if err := d.ready(ctx, dl, win, ev, false); err != nil {
+			if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
 				return nil, err
 			}
 			err = dl.dev.ButtonDown(ctx, p, btn, guards...)
@@ -330,7 +330,7 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.ready(ctx, dl, win, ev, false); err != nil {
+	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
 		return nil, err
 	}
 	if err := dl.dev.Drag(ctx, from, to, btn, steps, time.Duration(dur)*time.Millisecond, a.Modifier, guards...); err != nil {
@@ -402,7 +402,7 @@ func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error
 		return nil, err
 	}
 	ev := map[string]any{}
-	if err := d.ready(ctx, dl, win, ev, false); err != nil {
+	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
 		return nil, err
 	}
 	if err := d.scrollNotches(ctx, dl, p, a.Direction, notches, a.Modifier, guards); err != nil {

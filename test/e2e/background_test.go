@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cua-host/cua-host/host/display"
+)
+
+// mixedText returns n characters of ASCII punctuation, letters and digits mixed with
+// Latin-1, Greek, Cyrillic and symbols the keymap lacks (typed through remapped keycodes).
+func mixedText(n int) string {
+	const pool = "aZ9 ,.;'[]=-/`~!@#$%^&*()_+{}|:\"<>?éüßñçøåΩπλжЯ€→✓"
+	rs := []rune(pool)
+	out := make([]rune, n)
+	for i := range out {
+		out[i] = rs[(i*7)%len(rs)]
+	}
+	return string(out)
+}
+
+// TestBackgroundDeliverySharesTheDesktop: on a display shared with a person — their
+// terminal focused, their pointer parked — an agent in the default mode launches its own
+// terminal and a zenity entry, clicks them, types 200 mixed characters and presses 100
+// keys through `cua-host run`, while the person types into their own terminal between the
+// agent's actions. Oracles: the files the terminals and zenity write, and xdotool for the
+// core pointer and the core keyboard focus, which never move.
+func TestBackgroundDeliverySharesTheDesktop(t *testing.T) {
+	needDesktop(t)
+	need(t, "xdotool", "zenity", "xinput")
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	d, err := display.Start(ctx, display.Options{WindowManager: true, Width: 1280, Height: 800})
+	if err != nil {
+		t.Fatalf("start display: %v", err)
+	}
+	defer d.Close()
+	home := t.TempDir()
+	dir := t.TempDir()
+	xenv := append(os.Environ(), d.Env()...)
+	xdo := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("xdotool", args...)
+		cmd.Env = xenv
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+
+	// The person's terminal, focused, and their pointer parked in a corner of it.
+	personFile := filepath.Join(dir, "person.txt")
+	person := exec.Command("xterm", "-title", "person-terminal", "-geometry", "60x10+700+450",
+		"-e", "sh", "-c", "stty -echo; exec cat > "+personFile)
+	person.Env = xenv
+	if err := person.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { person.Process.Kill(); person.Wait() }()
+	var personWin string
+	if !waitFor(10*time.Second, func() bool {
+		cmd := exec.Command("xdotool", "search", "--name", "^person-terminal$")
+		cmd.Env = xenv
+		out, err := cmd.Output()
+		personWin, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return err == nil && personWin != ""
+	}) {
+		t.Fatal("the person's terminal never showed")
+	}
+	time.Sleep(300 * time.Millisecond) // its shell starts cat
+	xdo("windowactivate", "--sync", personWin)
+	xdo("mousemove", "--sync", "1270", "790")
+	wantLoc, wantFocus := "x:1270 y:790", personWin
+	personTyped := ""
+	personTypes := func(s string) {
+		t.Helper()
+		xdo("type", "--delay", "0", s)
+		personTyped += s
+	}
+	untouched := func(when string) {
+		t.Helper()
+		if loc := xdo("getmouselocation"); !strings.HasPrefix(loc, wantLoc+" ") {
+			t.Fatalf("%s: the person's pointer is at %q, want %s", when, loc, wantLoc)
+		}
+		if f := xdo("getwindowfocus"); f != wantFocus {
+			t.Fatalf("%s: the person's keyboard focus is on %s, want their terminal %s", when, f, wantFocus)
+		}
+	}
+	untouched("before the agent starts")
+
+	// The agent: `cua-host run` on the person's display, default mode, default delivery.
+	// zenity is a desktop application the person's system declares.
+	entryFile := filepath.Join(dir, "entry.txt")
+	apps := filepath.Join(home, ".local", "share", "applications")
+	if err := os.MkdirAll(apps, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	termFile := filepath.Join(dir, "agent.txt")
+	declare := func(id, exec string) {
+		t.Helper()
+		entry := "[Desktop Entry]\nType=Application\nName=" + id + "\nExec=" + exec + "\n"
+		if err := os.WriteFile(filepath.Join(apps, id+".desktop"), []byte(entry), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	declare("cua-agent-terminal", "xterm -u8 -title agent-terminal -geometry 80x20+20+20 -e sh -c \"stty -echo; exec cat > "+termFile+"\"")
+	declare("cua-agent-entry", "sh -c \"exec zenity --entry --title agent-entry --text Value > "+entryFile+"\"")
+	rp := startRunEnv(t, append(d.Env(), "HOME="+home, "LANG=C.UTF-8"), "--display", d.Name(), "--consent", "deny", "--indicator=false")
+	untouched("after the agent started")
+
+	_, term := rp.mustCall(t, "launch_app", map[string]any{"name": "cua-agent-terminal"})
+	termPID, termWin := number(term, "pid"), firstWindow(t, term)
+	_, zen := rp.mustCall(t, "launch_app", map[string]any{"name": "cua-agent-entry"})
+	zenPID, zenWin := number(zen, "pid"), firstWindow(t, zen)
+	time.Sleep(500 * time.Millisecond) // the terminal's shell starts cat, zenity draws
+	untouched("after the agent launched its applications")
+	personTypes("p1")
+
+	target := func(pid int, win uint32, extra map[string]any) map[string]any {
+		out := map[string]any{"pid": pid, "window_id": win}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+	background := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		_, st := rp.mustCall(t, name, args)
+		if st["delivery"] != "background" || st["route"] != "xinput2" {
+			t.Fatalf("%s delivered %v through %v, want background through xinput2: %v", name, st["delivery"], st["route"], st)
+		}
+		return st
+	}
+
+	// Click into the agent's terminal and type 200 mixed characters, then Return.
+	background("click", target(termPID, termWin, map[string]any{"x": 100, "y": 60}))
+	untouched("after a click in the agent's terminal")
+	personTypes("p2")
+	text := mixedText(200)
+	st := background("type_text", target(termPID, termWin, map[string]any{"text": text}))
+	untouched("after typing 200 characters")
+	if ev, _ := st["evidence"].(map[string]any); ev == nil || ev["devices"] == nil {
+		t.Errorf("type_text evidence does not name the session's devices: %v", st)
+	}
+	personTypes("p3")
+
+	// Click into zenity's entry (its text field lies below the label) and press 100
+	// keys, alternating between the entry and the terminal.
+	background("click", target(zenPID, zenWin, map[string]any{"x": 60, "y": 60}))
+	var zenKeys, termKeys strings.Builder
+	for i := range 100 {
+		k := string(rune('a' + i%26))
+		if i%2 == 0 {
+			background("press_key", target(zenPID, zenWin, map[string]any{"key": k}))
+			zenKeys.WriteString(k)
+		} else {
+			background("press_key", target(termPID, termWin, map[string]any{"key": k}))
+			termKeys.WriteString(k)
+		}
+		if i%25 == 24 {
+			untouched(fmt.Sprintf("after %d keys", i+1))
+			personTypes(fmt.Sprintf("q%d", i))
+		}
+	}
+	background("press_key", target(termPID, termWin, map[string]any{"key": "Return"}))
+	background("press_key", target(zenPID, zenWin, map[string]any{"key": "Return"}))
+	untouched("after the last key")
+	personTypes("\n")
+
+	waitContent(t, termFile, text+termKeys.String()+"\n")
+	waitContent(t, entryFile, zenKeys.String()+"\n")
+	waitContent(t, personFile, personTyped)
+	untouched("at the end")
+
+	// The session's devices exist while it runs and are gone once it ended.
+	if list := xinputList(t, xenv); !strings.Contains(list, "cua-host mcp (pid ") {
+		t.Errorf("no input devices of the session are listed while it runs:\n%s", list)
+	}
+	rp.mustCall(t, "end_session", nil)
+	if !waitFor(5*time.Second, func() bool { return !strings.Contains(xinputList(t, xenv), "cua-host ") }) {
+		t.Errorf("input devices of the ended session are still listed:\n%s", xinputList(t, xenv))
+	}
+}
+
+// firstWindow reads launch_app's first window id.
+func firstWindow(t testing.TB, st map[string]any) uint32 {
+	t.Helper()
+	ids, _ := st["window_ids"].([]any)
+	if len(ids) == 0 {
+		t.Fatalf("launch_app reported no window: %v", st)
+	}
+	f, _ := ids[0].(float64)
+	return uint32(f)
+}
+
+// waitContent waits until file holds want.
+func waitContent(t testing.TB, file, want string) {
+	t.Helper()
+	var got []byte
+	if !waitFor(10*time.Second, func() bool {
+		got, _ = os.ReadFile(file)
+		return string(got) == want
+	}) {
+		t.Errorf("%s holds %q, want %q", filepath.Base(file), got, want)
+	}
+}
+
+// xinputList is the server's list of input devices (xinput list --name-only).
+func xinputList(t testing.TB, env []string) string {
+	t.Helper()
+	cmd := exec.Command("xinput", "list", "--name-only")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("xinput list: %v: %s", err, out)
+	}
+	return string(out)
+}
