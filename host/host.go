@@ -38,10 +38,10 @@ type Host struct {
 
 	// readerDone is closed when the control reader stops; readerStarted says whether it
 	// was started (only after a successful handshake, before Start returns).
-	readerDone    chan struct{}
+	readerDone chan struct{}
 	// seatsDone is closed once the input devices the worker left on the display, if any,
 	// were removed after it exited.
-	seatsDone chan struct{}
+	seatsDone     chan struct{}
 	readerStarted bool
 	// logsDone is closed when the worker's stderr has been drained.
 	logsDone chan struct{}
