@@ -133,7 +133,7 @@ func startHostOn(t testing.TB, opts host.Options, private bool) *host.Host {
 	t.Helper()
 	requireDesktop(t)
 	opts.Env = append(append(opts.Env, disp.Env()...), xdgEnv()...)
-	opts.Display = host.DisplayFacts{Name: disp.Name(), Private: private}
+	opts.Display = host.DisplayFacts{Name: disp.Name(), Private: private, XAuthority: disp.XAuthority()}
 	if private {
 		opts.Display.ServerPID = disp.ServerPID()
 		opts.ProtectedPIDs = append(opts.ProtectedPIDs, disp.PIDs()...)
