@@ -77,6 +77,23 @@ type Focus struct {
 	PID int `json:"pid"`
 }
 
+// RestoreFocus gives the core keyboard's focus back to f.Window, as InputFocus read it
+// earlier, without raising anything: the window manager sees the focus change and follows
+// it. It does nothing for None and PointerRoot.
+func (b *Backend) RestoreFocus(ctx context.Context, f Focus) error {
+	if b.closed() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.Window <= 1 {
+		return nil
+	}
+	err := xproto.SetInputFocusChecked(b.conn, xproto.InputFocusPointerRoot, xproto.Window(f.Window), xproto.TimeCurrentTime).Check()
+	return xerr("SetInputFocus", err)
+}
+
 // InputFocus returns the core keyboard's focus (the person's, on a shared display) and the
 // top-level client window it lies in.
 func (b *Backend) InputFocus(ctx context.Context) (Focus, error) { return b.core.InputFocus(ctx) }

@@ -34,6 +34,13 @@ func main() {
 	}
 }
 
+// inputPath is one way input reaches a window: its devices and what readies the window.
+type inputPath struct {
+	name    string
+	dev     *x11.Devices
+	prepare func(win uint32) error
+}
+
 type row struct {
 	op, ours, ref string
 	oursD, refD   time.Duration
@@ -69,20 +76,39 @@ func run() error {
 	}
 	defer b.Close()
 
-	r, err := benchClick(ctx, b)
+	seat, err := b.OpenSeat(ctx, "bench")
 	if err != nil {
-		return fmt.Errorf("click: %w", err)
+		return fmt.Errorf("session devices: %w", err)
 	}
-	rows = append(rows, r)
+	defer seat.Close(context.Background())
+	fg := inputPath{name: "foreground (core XTEST)", dev: b.Core(), prepare: func(win uint32) error {
+		_, _, err := b.Activate(ctx, win)
+		return err
+	}}
+	bg := inputPath{name: "background (session XI2 pair)", dev: seat.Devices(), prepare: func(win uint32) error {
+		if err := seat.Adopt(ctx, win); err != nil {
+			return err
+		}
+		return seat.Focus(ctx, win)
+	}}
+	for _, p := range []inputPath{fg, bg} {
+		r, err := benchClick(ctx, b, p)
+		if err != nil {
+			return fmt.Errorf("click: %w", err)
+		}
+		rows = append(rows, r)
+	}
 	for _, tt := range []struct{ label, text string }{
 		{"type_text 200 ASCII chars → file", asciiText},
 		{"type_text 200 mixed chars → file", typeText},
 	} {
-		tr, err := benchType(ctx, b, tt.label, tt.text)
-		if err != nil {
-			return fmt.Errorf("type: %w", err)
+		for _, p := range []inputPath{fg, bg} {
+			tr, err := benchType(ctx, b, p, tt.label, tt.text)
+			if err != nil {
+				return fmt.Errorf("type: %w", err)
+			}
+			rows = append(rows, tr)
 		}
-		rows = append(rows, tr)
 	}
 	rows = append(rows, benchCapture(ctx, b, "capture 1280×800 root → PNG", -1,
 		[][]string{{"import", "-window", "root", "png:-"}, {"xwd", "-root", "-silent"}})...)
@@ -111,6 +137,18 @@ func run() error {
 			ratio = fmt.Sprintf("%.1f×", float64(r.refD)/float64(r.oursD))
 		}
 		fmt.Printf("%-32s %-28s %12s   %-34s %12s %8s  %s\n", r.op, r.ours, round(r.oursD), r.ref, round(r.refD), ratio, r.note)
+	}
+	fmt.Println()
+	foreground := map[string]time.Duration{}
+	for _, r := range rows {
+		switch r.ours {
+		case fg.name:
+			foreground[r.op] = r.oursD
+		case bg.name:
+			if f := foreground[r.op]; f > 0 && r.oursD > 0 {
+				fmt.Printf("%-32s background ÷ foreground (p50): %.2f×\n", r.op, float64(r.oursD)/float64(f))
+			}
+		}
 	}
 	return nil
 }
@@ -196,7 +234,7 @@ func (x *xevlog) waitRelease() error {
 	}
 }
 
-func benchClick(ctx context.Context, b *x11.Backend) (row, error) {
+func benchClick(ctx context.Context, b *x11.Backend, path inputPath) (row, error) {
 	x, err := startXevlog()
 	if err != nil {
 		return row{}, err
@@ -210,14 +248,14 @@ func benchClick(ctx context.Context, b *x11.Backend) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	if _, _, err := b.Activate(ctx, w.ID); err != nil {
+	if err := path.prepare(w.ID); err != nil {
 		return row{}, err
 	}
 	p := x11.Point{X: w.Frame.X + 100, Y: w.Frame.Y + 100}
 	var ours, ref []time.Duration
 	for range *iters {
 		t0 := time.Now()
-		if err := b.Core().Click(ctx, p, x11.ButtonLeft, 1, nil); err != nil {
+		if err := path.dev.Click(ctx, p, x11.ButtonLeft, 1, nil); err != nil {
 			return row{}, err
 		}
 		if err := x.waitRelease(); err != nil {
@@ -235,7 +273,7 @@ func benchClick(ctx context.Context, b *x11.Backend) (row, error) {
 		}
 		ref = append(ref, time.Since(t0))
 	}
-	return row{op: "click → ButtonRelease", ours: "x11.Click (XTEST)", ref: "xdotool mousemove click 1",
+	return row{op: "click → ButtonRelease", ours: path.name, ref: "xdotool mousemove click 1",
 		oursD: median(ours), refD: median(ref), note: fmt.Sprintf("n=%d", *iters)}, nil
 }
 
@@ -247,7 +285,7 @@ const typeText = "Grüße, 世界 → ✓ {[|]} The quick brown fox jumps over t
 const asciiText = "The quick brown fox jumps over the lazy dog; 0123456789 ~!@#$%^&*()_+ {[|]} <>?/ " +
 	"Pack my box with five dozen liquor jugs. SPHINX OF BLACK QUARTZ, JUDGE MY VOW! 'x' \"y\" `z` =-"
 
-func benchType(ctx context.Context, b *x11.Backend, label, typeText string) (row, error) {
+func benchType(ctx context.Context, b *x11.Backend, path inputPath, label, typeText string) (row, error) {
 	text := []rune(typeText)
 	if len(text) > 200 {
 		text = text[:200]
@@ -259,8 +297,8 @@ func benchType(ctx context.Context, b *x11.Backend, label, typeText string) (row
 	var ours, ref []time.Duration
 	oursExact, refShare := 0, 0.0
 	for range *typeRuns {
-		d, got, err := typeOnce(ctx, b, func() error {
-			_, err := b.Core().TypeText(ctx, want)
+		d, got, err := typeOnce(ctx, b, path.prepare, func() error {
+			_, err := path.dev.TypeText(ctx, want)
 			return err
 		}, want)
 		if err != nil {
@@ -269,8 +307,10 @@ func benchType(ctx context.Context, b *x11.Backend, label, typeText string) (row
 		ours = append(ours, d)
 		if got == want {
 			oursExact++
+		} else {
+			fmt.Fprintf(os.Stderr, "%s, %s: typed %q\n  want %q\n", label, path.name, got, want)
 		}
-		d, got, err = typeOnce(ctx, b, func() error {
+		d, got, err = typeOnce(ctx, b, fg(b), func() error {
 			return exec.Command("xdotool", "type", "--", want).Run()
 		}, want)
 		if err != nil {
@@ -279,14 +319,23 @@ func benchType(ctx context.Context, b *x11.Backend, label, typeText string) (row
 		ref = append(ref, d)
 		refShare += inOrderShare(want, got)
 	}
-	return row{op: label, ours: "x11.TypeText", ref: "xdotool type (12 ms delay)",
+	return row{op: label, ours: path.name, ref: "xdotool type (12 ms delay)",
 		oursD: median(ours), refD: median(ref),
 		note: fmt.Sprintf("exact %d/%d runs; xdotool %.0f%% chars in order", oursExact, *typeRuns, 100*refShare/float64(*typeRuns))}, nil
 }
 
-// typeOnce starts a fresh xterm running cat > FILE, types with f, and returns the time
-// until FILE holds a full line (or 15 s passed) and what it holds.
-func typeOnce(ctx context.Context, b *x11.Backend, f func() error, want string) (time.Duration, string, error) {
+// fg readies a window for core input: it activates it.
+func fg(b *x11.Backend) func(uint32) error {
+	return func(win uint32) error {
+		_, _, err := b.Activate(context.Background(), win)
+		return err
+	}
+}
+
+// typeOnce starts a fresh xterm running cat > FILE, readies its window with prepare, types
+// with f, and returns the time until FILE holds a full line (or 15 s passed) and what it
+// holds.
+func typeOnce(ctx context.Context, b *x11.Backend, prepare func(uint32) error, f func() error, want string) (time.Duration, string, error) {
 	dir, err := os.MkdirTemp("", "bench-type-")
 	if err != nil {
 		return 0, "", err
@@ -309,7 +358,7 @@ func typeOnce(ctx context.Context, b *x11.Backend, f func() error, want string) 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if _, _, err := b.Activate(ctx, l.Windows[0].ID); err != nil {
+	if err := prepare(l.Windows[0].ID); err != nil {
 		return 0, "", err
 	}
 	t0 := time.Now()

@@ -130,7 +130,7 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	}
 	if restored {
 		out["focus_restored"] = true
-		text += "\nthe window manager focused the new window; the person's window got the focus back"
+		text += "\nthe window manager focused the new window; the person's window got the keyboard focus back (the new window stays on top)"
 	}
 	if l.ExitCode != nil {
 		out["exit_code"] = *l.ExitCode
@@ -157,7 +157,8 @@ func (d *desk) keepFocus(ctx context.Context, before x11.Focus, pid int) bool {
 			return restored
 		}
 		if f.TopLevel != before.TopLevel && f.PID == pid {
-			if _, _, err := d.b.Activate(ctx, before.TopLevel); err != nil {
+			// Only the focus goes back: the new window stays on top, where the person sees it.
+			if err := d.b.RestoreFocus(ctx, before); err != nil {
 				d.log.Debug("launch: give the focus back", "window", before.TopLevel, "err", err)
 				return restored
 			}
