@@ -23,7 +23,7 @@ func (d *desk) keyboardSpecs() []spec {
 	hot := targetProps(map[string]prop{"keys": prop{"type": "array", "items": prop{"type": "string"}, "minItems": 2, "maxItems": 8,
 		"description": `Keys pressed together, modifiers first: ["ctrl", "shift", "t"].`}})
 	return []spec{
-		{"type_text", "Type text into the focused window, or into pid/window_id after bringing it to the front. Characters missing from the keymap are typed through temporarily remapped keycodes. " +
+		{"type_text", "Type text into the focused window or into pid/window_id, through the session's own keyboard (given the window's focus) or the core one after bringing the window to the front (delivery_mode). Characters missing from the keymap are typed through temporarily remapped keycodes. " +
 			"With an element (element_token and its pid/window_id), the text is appended to an editable element through AT-SPI and read back (no focus change).",
 			schema([]string{"text"}, text), d.typeText},
 		{"press_key", "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",

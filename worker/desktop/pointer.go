@@ -35,7 +35,7 @@ func (d *desk) pointerSpecs() []spec {
 		"modifier":  modifierProp,
 	}))
 	return []spec{
-		{"click", "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"); the window is brought to the front first. " +
+		{"click", "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"), through the session's own pointer or the core one (delivery_mode). " +
 			"Or click an element (element_token from get_window_state, with its pid and window_id): through AT-SPI when it can (no pointer motion, no focus change), else at its centre.",
 			schema(nil, clickProps), d.clickTool("left", 0)},
 		{"double_click", "Double-click at x,y (see click).", schema(nil, noCount), d.clickTool("left", 2)},

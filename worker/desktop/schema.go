@@ -33,7 +33,8 @@ var (
 	windowProp   = intProp("X window id (from list_windows).", 1, 1<<32-1)
 	sessionProp  = strProp("Session label (informational; carries no authority).")
 	scopeProp    = enumProp(`"desktop" makes x/y root-window coordinates; "window" (default) needs pid and window_id.`, "window", "desktop")
-	deliveryProp = enumProp("Requested delivery; this backend always delivers in the foreground through XTEST and says so in the result.", "background", "foreground")
+	deliveryProp = enumProp("How input reaches the window. background (the default on a display shared with a person): the session's own pointer and keyboard; the person's pointer and focus never move and nothing is raised; refused with background_unavailable where that cannot work. "+
+		"foreground: the core pointer and keyboard after raising and focusing the window; on a shared display the person's active window and pointer are put back afterwards. On a display the session owns, the default is foreground. The result says which was used.", "background", "foreground")
 	modifierProp = strArray(`Modifier keys held during the action: "ctrl", "shift", "alt", "super".`, 4)
 	buttonProp   = enumProp("Mouse button (default left).", "left", "right", "middle")
 	xProp        = numProp("X coordinate: window-relative when pid/window_id are given, else a desktop coordinate (needs scope \"desktop\").")
