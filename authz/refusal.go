@@ -49,6 +49,9 @@ const (
 	// CodeActivationFailed: the target window did not get the keyboard focus, so keys
 	// would go elsewhere.
 	CodeActivationFailed Code = "activation_failed"
+	// CodeJournalUnavailable: the host keeps a journal and could not record the call (a
+	// full disk, an unwritable directory), so the call did not run.
+	CodeJournalUnavailable Code = "journal_unavailable"
 )
 
 // Refusal is a refused call: a stable code and a message. A refusal always means the call
