@@ -89,7 +89,9 @@ func newView(r *Report) view {
 	for k, n := range r.Summary.Refusals {
 		v.Refusals = append(v.Refusals, kv{k, n})
 	}
-	sort.Slice(v.Refusals, func(i, j int) bool { return v.Refusals[i].V > v.Refusals[j].V || (v.Refusals[i].V == v.Refusals[j].V && v.Refusals[i].K < v.Refusals[j].K) })
+	sort.Slice(v.Refusals, func(i, j int) bool {
+		return v.Refusals[i].V > v.Refusals[j].V || (v.Refusals[i].V == v.Refusals[j].V && v.Refusals[i].K < v.Refusals[j].K)
+	})
 	return v
 }
 
