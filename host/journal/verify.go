@@ -272,6 +272,10 @@ func ReadSegment(dir string) (*Segment, error) {
 		rep.CutOff = fmt.Sprintf("cut off after record %d: the segment has no %s record (the host crashed or was killed)", rep.Records, KindJournalEnd)
 	case len(lost) > 0:
 		rep.CutOff = fmt.Sprintf("cut off: the worker was lost (crashed or killed) while %d session(s) were open", len(lost))
+	case len(begun) > 0:
+		rep.CutOff = fmt.Sprintf("cut off: %d call(s) began and have no outcome", len(begun))
+	case len(ended) < len(sessions):
+		rep.CutOff = fmt.Sprintf("cut off: %d session(s) have no %s record", len(sessions)-len(ended), KindSessionEnd)
 	default:
 		rep.Complete = true
 	}

@@ -26,7 +26,7 @@ table{border-collapse:collapse}td,th{padding:2px 10px 2px 0;text-align:left;vert
 pre{white-space:pre-wrap;word-break:break-all;background:#f6f8fa;padding:4px 6px;margin:4px 0;font-size:12px}
 .shots{display:flex;gap:12px;flex-wrap:wrap}
 .shot{position:relative;display:inline-block}
-.shot img{display:block;max-width:480px;width:100%;border:1px solid #d8dde4}
+.shot img{display:block;max-width:480px;width:100%;height:auto;border:1px solid #d8dde4}
 .shot svg{position:absolute;left:0;top:0;width:100%;height:100%;pointer-events:none}
 .shot figcaption{font-size:12px;color:#57606a}
 .hidden{display:none}
