@@ -205,6 +205,9 @@ func (j *hostJournal) entry(e *cuav1.JournalEntry) error {
 	case cuav1.JournalPhase_JOURNAL_PHASE_REFUSED:
 		rec.Kind = journal.KindCallRefused
 		c.Outcome = outcomeName(cuav1.Outcome_OUTCOME_NOT_STARTED)
+	case cuav1.JournalPhase_JOURNAL_PHASE_READ_ONLY:
+		rec.Kind = journal.KindCallReadOnly
+		c.Outcome = outcomeName(e.GetOutcome())
 	default:
 		return fmt.Errorf("journal entry with phase %v", e.GetPhase())
 	}
@@ -264,8 +267,14 @@ func (h *Host) serveJournal(callID uint64, e *cuav1.JournalEntry) {
 	if err != nil {
 		h.log.Error("journal: record call", "label", e.GetLabel(), "tool", e.GetTool(), "phase", e.GetPhase().String(), "err", err)
 	}
-	if e.GetPhase() != cuav1.JournalPhase_JOURNAL_PHASE_BEGIN || callID == 0 {
+	begin := e.GetPhase() == cuav1.JournalPhase_JOURNAL_PHASE_BEGIN && callID != 0
+	if !begin && err == nil {
 		return
+	}
+	if !begin {
+		// An entry sent without waiting was lost: from now on the worker refuses every
+		// call, so nothing more runs unrecorded.
+		callID = 0
 	}
 	frame := &cuav1.ControlFrame{ProtocolVersion: h.version, CallId: callID, Body: &cuav1.ControlFrame_JournalAck{JournalAck: &cuav1.JournalAck{}}}
 	if err != nil {

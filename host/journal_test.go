@@ -68,11 +68,11 @@ func TestJournalRecordsCalls(t *testing.T) {
 		t.Fatalf("Verify = %+v, want intact and complete", rep.Segments)
 	}
 	seg := readJournal(t, h)
-	want := "journal_start session_start call_begin:noop call_end:noop:completed call_begin:marker call_end:marker:completed call_refused:sleep:not_started session_end journal_end"
+	want := "journal_start session_start call_read_only:noop:completed call_begin:marker call_end:marker:completed call_refused:sleep:not_started session_end journal_end"
 	if got := kinds(seg); got != want {
 		t.Errorf("records = %s\nwant      %s", got, want)
 	}
-	ref := seg.Records[6].Call
+	ref := seg.Records[5].Call
 	if ref.Refusal == nil || ref.Refusal.Code != "permission_denied" || ref.Layer != "policy:user" || ref.Decision != "deny" {
 		t.Errorf("refused call = %+v, want permission_denied by policy:user", ref)
 	}

@@ -46,6 +46,9 @@ type journalReporter struct {
 	mu      sync.Mutex
 	waiters map[uint64]chan *cuav1.ControlError
 	aborted bool
+	// broken is the host's word that its journal cannot record any more: every later
+	// call is refused.
+	broken string
 }
 
 // newJournalReporter returns the reporter Hello asks for, or nil.
@@ -71,6 +74,10 @@ type journalCall struct {
 	received time.Time
 	authUS   int64
 	started  time.Time
+	// readOnly calls are reported once, after they ran, with these.
+	readOnly bool
+	args     []byte
+	layer    string
 }
 
 // refused reports a call refused before it ran (outcome NOT_STARTED). args are the raw
@@ -101,6 +108,19 @@ func (j *journalReporter) begin(ctx context.Context, s *session, req request, t 
 		return nil, nil
 	}
 	jc := &journalCall{seq: j.seq.Add(1), label: s.label, tool: t.Name, action: !t.Annotations.ReadOnly, received: received, authUS: authDur.Microseconds()}
+	j.mu.Lock()
+	broken := j.broken
+	j.mu.Unlock()
+	if broken != "" {
+		return nil, authz.Refuse(CodeJournalUnavailable, "the host's journal cannot record calls: %s", broken)
+	}
+	if !jc.action {
+		// A read-only call changes nothing: nothing to order against, so it is reported
+		// once, after it ran, without a round trip to the host before.
+		jc.readOnly, jc.args, jc.layer = true, j.arguments(t.Name, req.args, nil), "mode:"+s.authority.Mode.String()
+		jc.started = time.Now()
+		return jc, nil
+	}
 	e := &cuav1.JournalEntry{
 		Phase: cuav1.JournalPhase_JOURNAL_PHASE_BEGIN, Label: s.label, CallSeq: jc.seq, Tool: t.Name,
 		Arguments: j.arguments(t.Name, req.args, nil), Decision: "allow", Layer: "mode:" + s.authority.Mode.String(),
@@ -152,6 +172,9 @@ func (j *journalReporter) end(ctx context.Context, jc *journalCall, out *cuav1.T
 		Outcome: out.GetOutcome(), IsError: out.GetIsError(), ReceivedUnixUs: jc.received.UnixMicro(),
 		AuthorizeUs: jc.authUS, RunUs: time.Since(jc.started).Microseconds(),
 	}
+	if jc.readOnly {
+		e.Phase, e.Arguments, e.Decision, e.Layer = cuav1.JournalPhase_JOURNAL_PHASE_READ_ONLY, jc.args, "allow", jc.layer
+	}
 	if r := out.GetRefusal(); r != nil {
 		e.RefusalCode, e.RefusalMessage = r.GetCode(), truncateMessage(r.GetMessage())
 		e.Decision, e.Layer = "deny", "tool"
@@ -173,6 +196,15 @@ func (j *journalReporter) end(ctx context.Context, jc *journalCall, out *cuav1.T
 func (j *journalReporter) deliver(id uint64, cerr *cuav1.ControlError) bool {
 	if j == nil {
 		return false
+	}
+	if id == 0 && cerr.GetCode() == string(CodeJournalUnavailable) {
+		j.mu.Lock()
+		if j.broken == "" {
+			j.broken = truncateMessage(cerr.GetMessage())
+			j.w.log.Error("the host's journal cannot record calls; refusing every call", "reason", j.broken)
+		}
+		j.mu.Unlock()
+		return true
 	}
 	j.mu.Lock()
 	ch, ok := j.waiters[id]

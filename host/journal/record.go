@@ -26,6 +26,8 @@ const (
 	KindCallEnd Kind = "call_end"
 	// KindCallRefused: a call refused before it ran (outcome not_started).
 	KindCallRefused Kind = "call_refused"
+	// KindCallReadOnly: a read-only call, recorded once after it ran, with its outcome.
+	KindCallReadOnly Kind = "call_read_only"
 	// KindPrune: screenshots removed to keep a session inside its budget.
 	KindPrune Kind = "prune"
 	// KindSessionEnd: a session ended; End.Reason says how.
@@ -36,7 +38,7 @@ const (
 
 func (k Kind) valid() bool {
 	switch k {
-	case KindJournalStart, KindSessionStart, KindCallBegin, KindCallEnd, KindCallRefused, KindPrune, KindSessionEnd, KindJournalEnd:
+	case KindJournalStart, KindSessionStart, KindCallBegin, KindCallEnd, KindCallRefused, KindCallReadOnly, KindPrune, KindSessionEnd, KindJournalEnd:
 		return true
 	}
 	return false

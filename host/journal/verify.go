@@ -310,7 +310,7 @@ func checkShape(rec *Record, sessions map[string]bool, ended map[string]string) 
 		if sessions[rec.Session.ID] {
 			return fmt.Sprintf("a second session_start for session %q", rec.Session.ID)
 		}
-	case KindCallBegin, KindCallEnd, KindCallRefused:
+	case KindCallBegin, KindCallEnd, KindCallRefused, KindCallReadOnly:
 		if msg := needSession(); msg != "" {
 			return msg
 		}

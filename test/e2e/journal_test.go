@@ -70,7 +70,7 @@ func TestJournalTask(t *testing.T) {
 	var tools []string
 	shots := map[string]uint64{} // screenshot → first record naming it
 	for _, r := range seg.Records {
-		if r.Kind == journal.KindCallBegin {
+		if r.Kind == journal.KindCallBegin || r.Kind == journal.KindCallReadOnly {
 			tools = append(tools, r.Call.Tool)
 			if r.Call.Tool == "type_text" && !strings.Contains(string(r.Call.Arguments), "redacted") {
 				t.Errorf("type_text arguments %s: the text is not redacted", r.Call.Arguments)

@@ -143,15 +143,15 @@ func addSegment(r *Report, seg *journal.Segment) {
 			if i, ok := sessions[rec.Session.ID]; ok {
 				r.Sessions[i].Ended, r.Sessions[i].Reason = rec.Time, rec.End.Reason
 			}
-		case journal.KindCallBegin, journal.KindCallRefused:
+		case journal.KindCallBegin, journal.KindCallRefused, journal.KindCallReadOnly:
 			c := rec.Call
 			call := Call{
 				Segment: seg.Report.ID, Session: rec.Session.Label, SessionID: rec.Session.ID, Seq: c.Seq, Record: rec.Seq,
 				Tool: c.Tool, Arguments: c.Arguments, Decision: c.Decision, Layer: c.Layer, Outcome: "unknown",
 				Refusal: c.Refusal, IsError: c.IsError, Received: c.Received, DurationUS: c.AuthorizeUS, Before: shot(c.Screenshot), Target: c.Target,
 			}
-			if rec.Kind == journal.KindCallRefused {
-				call.Outcome = c.Outcome
+			if rec.Kind != journal.KindCallBegin {
+				call.Outcome, call.Result, call.DurationUS = c.Outcome, c.Result, c.AuthorizeUS+c.RunUS
 			} else {
 				open[key(rec.Session.ID, c.Seq)] = len(r.Calls)
 			}

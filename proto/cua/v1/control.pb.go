@@ -36,6 +36,10 @@ const (
 	JournalPhase_JOURNAL_PHASE_END JournalPhase = 2
 	// REFUSED: refused before it ran (outcome NOT_STARTED). No reply.
 	JournalPhase_JOURNAL_PHASE_REFUSED JournalPhase = 3
+	// READ_ONLY: a read-only call (it changes nothing), reported once after it ran, with
+	// its outcome. No reply. When the host cannot record one it sends an Error with
+	// call_id 0 and code journal_unavailable, and the worker refuses every later call.
+	JournalPhase_JOURNAL_PHASE_READ_ONLY JournalPhase = 4
 )
 
 // Enum value maps for JournalPhase.
@@ -45,12 +49,14 @@ var (
 		1: "JOURNAL_PHASE_BEGIN",
 		2: "JOURNAL_PHASE_END",
 		3: "JOURNAL_PHASE_REFUSED",
+		4: "JOURNAL_PHASE_READ_ONLY",
 	}
 	JournalPhase_value = map[string]int32{
 		"JOURNAL_PHASE_UNSPECIFIED": 0,
 		"JOURNAL_PHASE_BEGIN":       1,
 		"JOURNAL_PHASE_END":         2,
 		"JOURNAL_PHASE_REFUSED":     3,
+		"JOURNAL_PHASE_READ_ONLY":   4,
 	}
 )
 
@@ -1887,12 +1893,13 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x05width\x18\x03 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x04 \x01(\x05R\x06height\"\f\n" +
 	"\n" +
-	"JournalAck*x\n" +
+	"JournalAck*\x95\x01\n" +
 	"\fJournalPhase\x12\x1d\n" +
 	"\x19JOURNAL_PHASE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13JOURNAL_PHASE_BEGIN\x10\x01\x12\x15\n" +
 	"\x11JOURNAL_PHASE_END\x10\x02\x12\x19\n" +
-	"\x15JOURNAL_PHASE_REFUSED\x10\x03B1Z/github.com/cua-host/cua-host/proto/cua/v1;cuav1b\x06proto3"
+	"\x15JOURNAL_PHASE_REFUSED\x10\x03\x12\x1b\n" +
+	"\x17JOURNAL_PHASE_READ_ONLY\x10\x04B1Z/github.com/cua-host/cua-host/proto/cua/v1;cuav1b\x06proto3"
 
 var (
 	file_cua_v1_control_proto_rawDescOnce sync.Once
