@@ -53,6 +53,9 @@ const (
 	// and no background route reaches the target; nothing was sent, and foreground delivery
 	// would take the person's pointer or keyboard focus (the reference's code).
 	CodeBackgroundUnavailable Code = "background_unavailable"
+	// CodeJournalUnavailable: the host keeps a journal and could not record the call (a
+	// full disk, an unwritable directory), so the call did not run.
+	CodeJournalUnavailable Code = "journal_unavailable"
 )
 
 // Refusal is a refused call: a stable code and a message. A refusal always means the call

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -29,6 +30,8 @@ type Host struct {
 	log  *slog.Logger
 	ctrl *wire.ControlConn
 	proc *process
+	// journal records the calls; nil without Options.Journal.
+	journal *hostJournal
 
 	// Set before Start returns and immutable afterwards.
 	generation   []byte
@@ -52,6 +55,10 @@ type Host struct {
 	waiters  map[uint64]chan *cuav1.ControlFrame
 	dead     error // why the control channel ended; set once
 	closed   bool
+	// ending is set once Shutdown or Close began; lost is set when the control channel
+	// ended before that (the worker crashed or was killed).
+	ending   bool
+	lost     bool
 	sessions map[string]*Session
 
 	closeOnce sync.Once
@@ -73,6 +80,17 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		return nil, fmt.Errorf("start worker: generation: %w", err)
 	}
 
+	var jr *hostJournal
+	if opts.Journal != nil {
+		if jr, err = openJournal(opts.Journal, opts.Logger); err != nil {
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+		defer func() {
+			if err != nil && h == nil {
+				jr.close(false)
+			}
+		}()
+	}
 	hostEnd, childEnd, err := wire.ControlPair()
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -103,6 +121,7 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		log:        opts.Logger,
 		ctrl:       ctrl,
 		proc:       proc,
+		journal:    jr,
 		generation: generation,
 		readerDone: make(chan struct{}),
 		logsDone:   make(chan struct{}),
@@ -118,7 +137,7 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 	}()
 	go h.removeSeatsAfterExit()
 	if err := h.handshake(ctx); err != nil {
-		h.stop() // kills and reaps the worker, drains its stderr
+		h.stop() // kills and reaps the worker, drains its stderr, ends the journal
 		return nil, err
 	}
 	h.readerStarted = true
@@ -197,6 +216,7 @@ func (h *Host) handshake(ctx context.Context) error {
 		Policy:        policyToProto(h.opts.Policy),
 		Display:       &cuav1.DisplayFacts{Name: h.opts.Display.Name, Private: h.opts.Display.Private, ServerPid: int32(h.opts.Display.ServerPID)},
 		ProtectedPids: []int32{int32(os.Getpid())},
+		Journal:       journalConfig(h.opts.Journal),
 	}
 	for _, pid := range h.opts.ProtectedPIDs {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(pid))
@@ -322,8 +342,19 @@ func (h *Host) read() {
 			return
 		}
 		switch b := frame.GetBody().(type) {
-		case *cuav1.ControlFrame_SessionCreated, *cuav1.ControlFrame_Revoked:
+		case *cuav1.ControlFrame_SessionCreated:
+			h.journal.created(b.SessionCreated) // before any entry of the session is read
 			h.deliver(frame)
+		case *cuav1.ControlFrame_Revoked:
+			h.journal.revoked(b.Revoked.GetLabels())
+			h.deliver(frame)
+		case *cuav1.ControlFrame_JournalEntry:
+			if h.journal == nil {
+				h.fail(&wire.ViolationError{Reason: "unexpected_kind", Detail: "JournalEntry from a worker that keeps no journal"})
+				h.ctrl.Close()
+				return
+			}
+			h.serveJournal(frame.GetCallId(), b.JournalEntry)
 		case *cuav1.ControlFrame_Error:
 			if frame.GetCallId() == 0 {
 				h.log.Warn("worker reported an error", "code", b.Error.GetCode(), "message", b.Error.GetMessage())
@@ -357,6 +388,7 @@ func (h *Host) fail(err error) {
 	defer h.mu.Unlock()
 	if h.dead == nil {
 		h.dead = fmt.Errorf("%w: %v", ErrWorkerGone, err)
+		h.lost = !h.closed && !h.ending
 		if !errors.Is(err, wire.ErrClosed) || !h.closed {
 			h.log.Debug("control channel ended", "err", err)
 		}
@@ -426,6 +458,7 @@ func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
 func (h *Host) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	live := h.dead == nil && !h.closed
+	h.ending = true
 	h.mu.Unlock()
 	if live {
 		frame := &cuav1.ControlFrame{ProtocolVersion: h.version, Body: &cuav1.ControlFrame_Shutdown{Shutdown: &cuav1.Shutdown{}}}
@@ -452,17 +485,26 @@ func (h *Host) Close() error {
 func (h *Host) stop() {
 	h.mu.Lock()
 	h.closed = true
+	h.ending = true
 	sessions := make([]*Session, 0, len(h.sessions))
 	for _, s := range h.sessions {
 		sessions = append(sessions, s)
 	}
 	h.mu.Unlock()
 
-	h.ctrl.Close()
+	if h.journal != nil && h.readerStarted {
+		// The worker sees end-of-file as before, and the reader keeps reading until the
+		// worker is gone: the entries it sends while it tears down reach the journal.
+		h.ctrl.CloseWrite()
+	} else {
+		h.ctrl.Close()
+	}
 	t := time.NewTimer(h.opts.CloseGrace)
+	killed := false
 	select {
 	case <-h.proc.exited:
 	case <-t.C:
+		killed = true
 		h.log.Warn("worker did not exit after end-of-file; killing its process group", "pid", h.proc.pid, "grace", h.opts.CloseGrace)
 	}
 	t.Stop()
@@ -471,14 +513,32 @@ func (h *Host) stop() {
 	if h.readerStarted {
 		<-h.readerDone
 	}
+	h.ctrl.Close()
 	h.consentCancel()
 	h.consentWG.Wait()
 	<-h.logsDone
 	<-h.seatsDone
+	h.mu.Lock()
+	// The worker was lost when its channel broke before the host let it go, or when it
+	// ended by a signal or an error status that the host did not cause.
+	lost := h.lost || (!killed && abnormalExit(h.proc.state))
+	h.mu.Unlock()
+	h.journal.close(lost)
 	for _, s := range sessions {
 		s.hostClosed()
 	}
 	h.log.Debug("worker reaped", "pid", h.proc.pid, "state", stateString(h.proc.state))
+}
+
+// abnormalExit reports whether a process ended by a signal or with a non-zero status.
+func abnormalExit(s *os.ProcessState) bool {
+	if s == nil {
+		return false
+	}
+	if ws, ok := s.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return true
+	}
+	return s.ExitCode() != 0
 }
 
 func stateString(s *os.ProcessState) string {

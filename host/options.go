@@ -53,6 +53,11 @@ type Options struct {
 	// the controlling terminal.
 	Consent ConsentFunc
 
+	// Journal, when set, makes the host keep a journal of every call that reaches the
+	// worker (docs/journal.md). Start opens a new segment in Journal.Dir before it spawns
+	// the worker and fails when it cannot; Close ends the segment.
+	Journal *JournalOptions
+
 	// StartTimeout bounds spawn → Ready; zero means 10 s.
 	StartTimeout time.Duration
 	// CloseGrace is how long Close waits for the worker to exit after closing the control

@@ -212,8 +212,10 @@ func (h *Host) CreateSessionOn(ctx context.Context, spec SessionSpec, theirs *os
 		req.Manifest = spec.Manifest
 		req.ManifestSha256 = hex.EncodeToString(sum[:])
 	}
+	h.journal.expect(spec, h.Generation(), req.ManifestSha256)
 	reply, err := h.request(ctx, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_CreateSession{CreateSession: req}}, theirs)
 	if err != nil {
+		h.journal.forget(spec.Label)
 		return SessionInfo{}, fmt.Errorf("create session %q: %w", spec.Label, err)
 	}
 	created := reply.GetSessionCreated()

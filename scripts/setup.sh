@@ -27,6 +27,7 @@ declare -A want=(
   [import]=imagemagick
   [xwd]=x11-apps
   [npx]=npm
+  [chromium-headless-shell]=chromium-headless-shell
 )
 # files (not commands) -> package
 declare -A wantfile=(

@@ -19,6 +19,7 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 	// Session state first (docs/protocol.md): a revoked session says so whatever else is
 	// wrong. This is the call's one check (stage 3).
 	if r := s.check(); r != nil {
+		s.w.journal.refused(s, nil, req.GetName(), req.GetArguments(), time.Now(), 0, r.Code, r.Message)
 		s.refuse(id, r.Code, "%s", r.Message)
 		return nil, false
 	}
@@ -27,6 +28,7 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 	if deadlineMS != 0 {
 		deadline = time.UnixMilli(deadlineMS)
 		if !now.Before(deadline) {
+			s.w.journal.refused(s, nil, req.GetName(), req.GetArguments(), time.Now(), 0, authz.CodeDeadlineExceeded, "the request's deadline passed before dispatch")
 			s.refuse(id, authz.CodeDeadlineExceeded, "the request's deadline passed before dispatch")
 			return nil, false
 		}
@@ -55,6 +57,7 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 	s.mu.Lock()
 	if len(s.inflight) >= s.w.cfg.MaxInFlight {
 		s.mu.Unlock()
+		s.w.journal.refused(s, &call, call.name, req.GetArguments(), time.Now(), 0, authz.CodeTooManyRequests, fmt.Sprintf("%d calls are already in flight on this session", s.w.cfg.MaxInFlight))
 		s.refuse(id, authz.CodeTooManyRequests, "%d calls are already in flight on this session", s.w.cfg.MaxInFlight)
 		return nil, false
 	}
@@ -82,16 +85,30 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 // Preconditions: startCall checked the session state for this call (the only check: a
 // revocation after it cancels ctx, which refuses the call below before the handler runs).
 func (s *session) dispatch(ctx context.Context, c *inflightCall, req request) *cuav1.ToolResult {
+	var received time.Time
+	if s.w.journal != nil {
+		received = time.Now()
+	}
 	call, t, refusal := s.w.authorizer.authorize(ctx, s, req)
 	if refusal != nil {
 		s.w.log.Info("call refused", "label", s.label, "tool", req.name, "code", refusal.Code, "message", refusal.Message)
+		s.w.journal.refused(s, &req, req.name, nil, received, time.Since(received), refusal.Code, refusal.Message)
+		return refusalResult(refusal.Code, refusal.Message)
+	}
+	// The journal records the call before it runs, or it does not run.
+	jc, refusal := s.w.journal.begin(ctx, s, req, t, call, received, time.Since(received))
+	if refusal != nil {
+		s.w.log.Info("call refused", "label", s.label, "tool", req.name, "code", refusal.Code, "message", refusal.Message)
+		s.w.journal.refused(s, &req, req.name, nil, received, time.Since(received), refusal.Code, refusal.Message)
 		return refusalResult(refusal.Code, refusal.Message)
 	}
 	// A cancel or deadline that arrived before the handler starts leaves nothing done.
 	s.mu.Lock()
 	if err := ctx.Err(); err != nil {
 		s.mu.Unlock()
-		return refusalResult(ctxCode(ctx), "the call was cancelled before dispatch")
+		out := refusalResult(ctxCode(ctx), "the call was cancelled before dispatch")
+		s.w.journal.end(ctx, jc, out)
+		return out
 	}
 	if c != nil {
 		c.started = true
@@ -99,7 +116,9 @@ func (s *session) dispatch(ctx context.Context, c *inflightCall, req request) *c
 	s.mu.Unlock()
 
 	res, err := invoke(ctx, t, call)
-	return s.w.outcome(ctx, t.Name, res, err)
+	out := s.w.outcome(ctx, t.Name, res, err)
+	s.w.journal.end(ctx, jc, out)
+	return out
 }
 
 // invoke runs the handler, turning a panic into an error.

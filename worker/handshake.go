@@ -86,6 +86,7 @@ func (w *worker) handshake(ctx context.Context) error {
 	w.registerBuiltins(reg)
 	w.reg = reg
 	authorizer.bind(reg, w.closer)
+	w.journal = newJournalReporter(w, hello.GetJournal())
 
 	caps := []string{}
 	for _, c := range reg.Capabilities() {

@@ -36,6 +36,8 @@ type worker struct {
 	closer     io.Closer
 	authorizer *authorizer
 	deadlines  *deadlines
+	// journal reports calls to the host's journal; nil when the host keeps none.
+	journal *journalReporter
 
 	// baseCtx is the parent of every call's context; stopping cancels it.
 	baseCtx    context.Context
@@ -113,8 +115,13 @@ func (w *worker) serveControl() error {
 		case *cuav1.ControlFrame_ConsentDecision:
 			w.deliverConsent(frame.GetCallId(), consentReply{decision: body.ConsentDecision})
 		case *cuav1.ControlFrame_Error:
-			// The host answers a ConsentRequest it could put to no one with an error.
-			w.deliverConsent(frame.GetCallId(), consentReply{err: body.Error})
+			// The host answers a ConsentRequest it could put to no one, or a journal entry
+			// it could not record, with an error.
+			if !w.journal.deliver(frame.GetCallId(), body.Error) {
+				w.deliverConsent(frame.GetCallId(), consentReply{err: body.Error})
+			}
+		case *cuav1.ControlFrame_JournalAck:
+			w.journal.deliver(frame.GetCallId(), nil) // one for no entry of ours is dropped
 		case *cuav1.ControlFrame_Shutdown:
 			return ErrShutdown
 		default:
@@ -144,6 +151,7 @@ func (w *worker) teardown(cause error) {
 		delete(w.consentWaiters, id)
 	}
 	w.mu.Unlock()
+	w.journal.abort()
 
 	code := authz.CodeAuthorizationRevoked
 	for _, s := range sessions {

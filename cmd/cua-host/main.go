@@ -6,6 +6,7 @@
 //	cua-host run [flags]                     serve MCP to one agent (stdio or loopback HTTP)
 //	cua-host call [flags] TOOL [ARGS_JSON]   run one tool in a fresh host, worker and session
 //	cua-host policy check|eval …             test policy files without a desktop
+//	cua-host journal verify|show DIR         check or look at a journal (--journal DIR)
 //	cua-host inventory [--json]              print the reviewed tool inventory
 //	cua-host version                         print the version
 //
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPolicy(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "inventory":
 		return runInventory(args[1:], stdout, stderr)
+	case "journal":
+		return runJournal(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "cua-host %s (protocol v%d–v%d)\n", version, contract.MinProtocolVersion, contract.MaxProtocolVersion)
 		return 0
@@ -72,7 +75,11 @@ func usage(w io.Writer) {
   cua-host run [--display auto|private|:N] [--screen WxH] [--mode M] [--manifest F] [--policy F]
                [--managed-policy F] [--consent deny|tty] [--session-ttl D] [--idle-ttl D]
                [--http 127.0.0.1:PORT] [--log-file F] [--log-level L]   serve MCP (stdio) to one agent
-  cua-host call [--display auto|private|:N] [--timeout D] [--log-level L] TOOL [ARGS_JSON]
+               [--journal DIR [--journal-text] [--journal-screenshots=false]
+                [--journal-max-shots N] [--journal-max-shot-bytes N]]
+  cua-host call [--display auto|private|:N] [--timeout D] [--log-level L] [--journal DIR …] TOOL [ARGS_JSON]
+  cua-host journal verify [--json] DIR        exit 0: intact and ended in order; 1: tampered or cut off
+  cua-host journal show DIR [-o FILE] [--json]  one self-contained HTML report (or JSON)
   cua-host policy check [--managed-policy FILE] [--policy FILE]
   cua-host policy eval [--managed-policy FILE] [--policy FILE] --tool NAME [--args JSON]
   cua-host inventory [--json | --markdown]

@@ -184,6 +184,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 			Ceiling:          cfg.setup.ceiling,
 			Policy:           cfg.setup.policy,
 			Consent:          cfg.setup.consentFor(d, log),
+			Journal:          cfg.setup.journal,
 		},
 		Proxy: host.ProxyOptions{
 			Logger: log,

@@ -24,6 +24,12 @@ type sessionFlags struct {
 	idleTTL       time.Duration
 	policyPath    string
 	managedPolicy string
+
+	journal            string
+	journalText        bool
+	journalScreenshots bool
+	journalMaxShots    int
+	journalMaxBytes    int64
 }
 
 // addSessionFlags registers the shared flags on fs.
@@ -37,6 +43,11 @@ func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.DurationVar(&f.idleTTL, "idle-ttl", 30*time.Minute, "idle timeout (≤ session TTL)")
 	fs.StringVar(&f.policyPath, "policy", "", "user policy file or Rego directory (default $"+policy.EnvPolicyFile+")")
 	fs.StringVar(&f.managedPolicy, "managed-policy", "", "managed policy file or Rego directory (default $"+policy.EnvManagedPolicyFile+")")
+	fs.StringVar(&f.journal, "journal", "", "keep a tamper-evident journal of every call in this directory (docs/journal.md)")
+	fs.BoolVar(&f.journalText, "journal-text", false, "keep type_text text and clipboard_write content in the journal (redacted by default)")
+	fs.BoolVar(&f.journalScreenshots, "journal-screenshots", true, "record a screenshot before and after every action in the journal")
+	fs.IntVar(&f.journalMaxShots, "journal-max-shots", 0, "screenshots kept per session; the oldest are removed beyond it (0: 500, -1: no limit)")
+	fs.Int64Var(&f.journalMaxBytes, "journal-max-shot-bytes", 0, "screenshot bytes kept per session (0: 128 MiB, -1: no limit)")
 	return f
 }
 
@@ -51,6 +62,8 @@ type sessionSetup struct {
 	// manifest is the parsed bounded manifest (nil in other modes); the worker parses
 	// the same bytes again and checks their hash.
 	manifest *authz.Manifest
+	// journal is the journal to keep, or nil.
+	journal *host.JournalOptions
 }
 
 // envDisableUnrestricted, when true (1, true, yes, on), forbids --mode unrestricted: a
@@ -91,6 +104,12 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	default:
 		return nil, fmt.Errorf("--consent %q: want dialog, tty or deny", f.consent)
 	}
+	if f.journal == "" && (f.journalText || f.journalMaxShots != 0 || f.journalMaxBytes != 0) {
+		return nil, fmt.Errorf("--journal-text, --journal-max-shots and --journal-max-shot-bytes need --journal DIR")
+	}
+	if f.journalMaxShots < -1 || f.journalMaxBytes < -1 {
+		return nil, fmt.Errorf("--journal-max-shots and --journal-max-shot-bytes must be ≥ -1")
+	}
 	managedPath, userPath := policy.ResolvePaths(f.managedPolicy, f.policyPath, getenv)
 	set, err := policy.LoadLayers(managedPath, userPath)
 	if err != nil {
@@ -113,7 +132,15 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		// The manifest's lifetimes bound the session's.
 		ttl, idle = min(ttl, parsed.ExpiresAfter), min(idle, parsed.IdleTimeout)
 	}
+	var jr *host.JournalOptions
+	if f.journal != "" {
+		jr = &host.JournalOptions{
+			Dir: f.journal, KeepText: f.journalText, Screenshots: f.journalScreenshots,
+			MaxShots: f.journalMaxShots, MaxShotBytes: f.journalMaxBytes, Version: version,
+		}
+	}
 	return &sessionSetup{
+		journal: jr,
 		ceiling: authz.Ceiling{
 			AllowedModes:             []authz.Mode{mode},
 			UnrestrictedAcknowledged: mode == authz.Unrestricted,

@@ -197,6 +197,10 @@ func KindOf(frame *cuav1.ControlFrame) string {
 		return "Shutdown"
 	case *cuav1.ControlFrame_Error:
 		return "Error"
+	case *cuav1.ControlFrame_JournalEntry:
+		return "JournalEntry"
+	case *cuav1.ControlFrame_JournalAck:
+		return "JournalAck"
 	default:
 		return "unknown"
 	}
@@ -204,6 +208,10 @@ func KindOf(frame *cuav1.ControlFrame) string {
 
 // Close closes the channel; the peer sees end-of-file. It is idempotent.
 func (c *ControlConn) Close() error { return c.uc.close() }
+
+// CloseWrite shuts down the sending half: the peer sees end-of-file while this end can
+// still receive what the peer sends before it closes.
+func (c *ControlConn) CloseWrite() error { return c.uc.closeWrite() }
 
 // CloseRead shuts down the receiving half: a blocked Recv returns ErrClosed.
 func (c *ControlConn) CloseRead() error { return c.uc.closeRead() }

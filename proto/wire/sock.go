@@ -260,3 +260,12 @@ func (s *sockConn) closeRead() error {
 	}
 	return closeLike(err)
 }
+
+func (s *sockConn) closeWrite() error {
+	var serr error
+	err := s.rc.Control(func(fd uintptr) { serr = unix.Shutdown(int(fd), unix.SHUT_WR) })
+	if err == nil {
+		err = serr
+	}
+	return closeLike(err)
+}

@@ -303,6 +303,9 @@ func (m *model) serve(f *cuav1.ControlFrame, fdIsStream bool, now time.Time) exp
 		// The host's answer to a ConsentRequest it could put to no one; like a
 		// ConsentDecision, one for an unknown call_id is dropped.
 		return expect{what: "Error (unknown call_id)", reply: replyNone}
+	case *cuav1.ControlFrame_JournalAck:
+		// The host's answer to a JournalEntry; one for an unknown call_id is dropped.
+		return expect{what: "JournalAck (unknown call_id)", reply: replyNone}
 	case *cuav1.ControlFrame_Shutdown:
 		m.stop()
 		return expect{what: "Shutdown", reply: replyNone, teardown: true, exit: 0}

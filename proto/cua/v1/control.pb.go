@@ -24,6 +24,69 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// JournalPhase says which part of a call a JournalEntry reports.
+type JournalPhase int32
+
+const (
+	JournalPhase_JOURNAL_PHASE_UNSPECIFIED JournalPhase = 0
+	// BEGIN: authorized, about to run. Sent with a non-zero call_id; the worker runs the call
+	// only after the host's JournalAck, and refuses it (journal_unavailable) on an Error.
+	JournalPhase_JOURNAL_PHASE_BEGIN JournalPhase = 1
+	// END: the call's outcome. No reply.
+	JournalPhase_JOURNAL_PHASE_END JournalPhase = 2
+	// REFUSED: refused before it ran (outcome NOT_STARTED). No reply.
+	JournalPhase_JOURNAL_PHASE_REFUSED JournalPhase = 3
+	// READ_ONLY: a read-only call (it changes nothing), reported once after it ran, with
+	// its outcome. No reply. When the host cannot record one it sends an Error with
+	// call_id 0 and code journal_unavailable, and the worker refuses every later call.
+	JournalPhase_JOURNAL_PHASE_READ_ONLY JournalPhase = 4
+)
+
+// Enum value maps for JournalPhase.
+var (
+	JournalPhase_name = map[int32]string{
+		0: "JOURNAL_PHASE_UNSPECIFIED",
+		1: "JOURNAL_PHASE_BEGIN",
+		2: "JOURNAL_PHASE_END",
+		3: "JOURNAL_PHASE_REFUSED",
+		4: "JOURNAL_PHASE_READ_ONLY",
+	}
+	JournalPhase_value = map[string]int32{
+		"JOURNAL_PHASE_UNSPECIFIED": 0,
+		"JOURNAL_PHASE_BEGIN":       1,
+		"JOURNAL_PHASE_END":         2,
+		"JOURNAL_PHASE_REFUSED":     3,
+		"JOURNAL_PHASE_READ_ONLY":   4,
+	}
+)
+
+func (x JournalPhase) Enum() *JournalPhase {
+	p := new(JournalPhase)
+	*p = x
+	return p
+}
+
+func (x JournalPhase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JournalPhase) Descriptor() protoreflect.EnumDescriptor {
+	return file_cua_v1_control_proto_enumTypes[0].Descriptor()
+}
+
+func (JournalPhase) Type() protoreflect.EnumType {
+	return &file_cua_v1_control_proto_enumTypes[0]
+}
+
+func (x JournalPhase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JournalPhase.Descriptor instead.
+func (JournalPhase) EnumDescriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{0}
+}
+
 // ControlFrame is the only message sent on the control channel.
 type ControlFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -44,6 +107,8 @@ type ControlFrame struct {
 	//	*ControlFrame_ConsentDecision
 	//	*ControlFrame_Shutdown
 	//	*ControlFrame_Error
+	//	*ControlFrame_JournalEntry
+	//	*ControlFrame_JournalAck
 	Body          isControlFrame_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -190,6 +255,24 @@ func (x *ControlFrame) GetError() *ControlError {
 	return nil
 }
 
+func (x *ControlFrame) GetJournalEntry() *JournalEntry {
+	if x != nil {
+		if x, ok := x.Body.(*ControlFrame_JournalEntry); ok {
+			return x.JournalEntry
+		}
+	}
+	return nil
+}
+
+func (x *ControlFrame) GetJournalAck() *JournalAck {
+	if x != nil {
+		if x, ok := x.Body.(*ControlFrame_JournalAck); ok {
+			return x.JournalAck
+		}
+	}
+	return nil
+}
+
 type isControlFrame_Body interface {
 	isControlFrame_Body()
 }
@@ -234,6 +317,14 @@ type ControlFrame_Error struct {
 	Error *ControlError `protobuf:"bytes,19,opt,name=error,proto3,oneof"`
 }
 
+type ControlFrame_JournalEntry struct {
+	JournalEntry *JournalEntry `protobuf:"bytes,20,opt,name=journal_entry,json=journalEntry,proto3,oneof"`
+}
+
+type ControlFrame_JournalAck struct {
+	JournalAck *JournalAck `protobuf:"bytes,21,opt,name=journal_ack,json=journalAck,proto3,oneof"`
+}
+
 func (*ControlFrame_Hello) isControlFrame_Body() {}
 
 func (*ControlFrame_Ready) isControlFrame_Body() {}
@@ -254,6 +345,10 @@ func (*ControlFrame_Shutdown) isControlFrame_Body() {}
 
 func (*ControlFrame_Error) isControlFrame_Body() {}
 
+func (*ControlFrame_JournalEntry) isControlFrame_Body() {}
+
+func (*ControlFrame_JournalAck) isControlFrame_Body() {}
+
 // Hello is the host's first frame. The worker executes nothing before it has answered Ready.
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -270,6 +365,9 @@ type Hello struct {
 	Display *DisplayFacts `protobuf:"bytes,6,opt,name=display,proto3" json:"display,omitempty"`
 	// protected_pids are processes no tool may ever target (host, proxy, display server, consent UI).
 	ProtectedPids []int32 `protobuf:"varint,7,rep,packed,name=protected_pids,json=protectedPids,proto3" json:"protected_pids,omitempty"`
+	// journal, when set, says the host keeps a journal: the worker reports every call that
+	// reaches it with JournalEntry frames. It never names where the journal is.
+	Journal       *JournalConfig `protobuf:"bytes,8,opt,name=journal,proto3" json:"journal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -349,6 +447,13 @@ func (x *Hello) GetDisplay() *DisplayFacts {
 func (x *Hello) GetProtectedPids() []int32 {
 	if x != nil {
 		return x.ProtectedPids
+	}
+	return nil
+}
+
+func (x *Hello) GetJournal() *JournalConfig {
+	if x != nil {
+		return x.Journal
 	}
 	return nil
 }
@@ -1216,11 +1321,448 @@ func (x *ControlError) GetMessage() string {
 	return ""
 }
 
+// JournalConfig tells the worker what to report for the host's journal (docs/journal.md).
+type JournalConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// keep_text keeps type_text text and clipboard_write content in the reported arguments;
+	// otherwise the worker replaces them with their length before the entry leaves it.
+	KeepText bool `protobuf:"varint,1,opt,name=keep_text,json=keepText,proto3" json:"keep_text,omitempty"`
+	// screenshots asks for a capture of the screen before and after every action.
+	Screenshots bool `protobuf:"varint,2,opt,name=screenshots,proto3" json:"screenshots,omitempty"`
+	// screenshot_max_dimension bounds a screenshot's longer side in pixels (0: 640).
+	ScreenshotMaxDimension uint32 `protobuf:"varint,3,opt,name=screenshot_max_dimension,json=screenshotMaxDimension,proto3" json:"screenshot_max_dimension,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *JournalConfig) Reset() {
+	*x = JournalConfig{}
+	mi := &file_cua_v1_control_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalConfig) ProtoMessage() {}
+
+func (x *JournalConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalConfig.ProtoReflect.Descriptor instead.
+func (*JournalConfig) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *JournalConfig) GetKeepText() bool {
+	if x != nil {
+		return x.KeepText
+	}
+	return false
+}
+
+func (x *JournalConfig) GetScreenshots() bool {
+	if x != nil {
+		return x.Screenshots
+	}
+	return false
+}
+
+func (x *JournalConfig) GetScreenshotMaxDimension() uint32 {
+	if x != nil {
+		return x.ScreenshotMaxDimension
+	}
+	return 0
+}
+
+// JournalEntry (worker -> host) reports one call, or one part of it, for the host's journal.
+// The host alone writes the journal: it numbers, chains and stores what it receives.
+type JournalEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Phase JournalPhase           `protobuf:"varint,1,opt,name=phase,proto3,enum=cua.v1.JournalPhase" json:"phase,omitempty"`
+	// label is the calling session's label.
+	Label string `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	// call_seq numbers the worker's calls (1, 2, ...); BEGIN and END of one call share it.
+	CallSeq uint64 `protobuf:"varint,3,opt,name=call_seq,json=callSeq,proto3" json:"call_seq,omitempty"`
+	Tool    string `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
+	// arguments is the sanitized JSON object of arguments, redacted unless keep_text.
+	Arguments []byte `protobuf:"bytes,5,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// decision is "allow" or "deny"; layer is the stage that decided (for example "policy",
+	// "mode", "invariant", "session", "tool", "journal").
+	Decision       string  `protobuf:"bytes,6,opt,name=decision,proto3" json:"decision,omitempty"`
+	Layer          string  `protobuf:"bytes,7,opt,name=layer,proto3" json:"layer,omitempty"`
+	Outcome        Outcome `protobuf:"varint,8,opt,name=outcome,proto3,enum=cua.v1.Outcome" json:"outcome,omitempty"`
+	RefusalCode    string  `protobuf:"bytes,9,opt,name=refusal_code,json=refusalCode,proto3" json:"refusal_code,omitempty"`
+	RefusalMessage string  `protobuf:"bytes,10,opt,name=refusal_message,json=refusalMessage,proto3" json:"refusal_message,omitempty"`
+	IsError        bool    `protobuf:"varint,11,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// received_unix_us is when the worker accepted the call; authorize_us and run_us are the
+	// authorization and handler durations in microseconds.
+	ReceivedUnixUs int64 `protobuf:"varint,12,opt,name=received_unix_us,json=receivedUnixUs,proto3" json:"received_unix_us,omitempty"`
+	AuthorizeUs    int64 `protobuf:"varint,13,opt,name=authorize_us,json=authorizeUs,proto3" json:"authorize_us,omitempty"`
+	RunUs          int64 `protobuf:"varint,14,opt,name=run_us,json=runUs,proto3" json:"run_us,omitempty"`
+	// result holds the route, delivery, verified and evidence fields of the tool's
+	// structured result, as a JSON object (END only).
+	Result []byte `protobuf:"bytes,15,opt,name=result,proto3" json:"result,omitempty"`
+	// screenshot is the capture before (BEGIN) or after (END) an action, when asked for.
+	Screenshot *JournalScreenshot `protobuf:"bytes,16,opt,name=screenshot,proto3" json:"screenshot,omitempty"`
+	// target is where the action aims, in root coordinates, when the worker knows it.
+	Target        *JournalRect `protobuf:"bytes,17,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JournalEntry) Reset() {
+	*x = JournalEntry{}
+	mi := &file_cua_v1_control_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalEntry) ProtoMessage() {}
+
+func (x *JournalEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalEntry.ProtoReflect.Descriptor instead.
+func (*JournalEntry) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *JournalEntry) GetPhase() JournalPhase {
+	if x != nil {
+		return x.Phase
+	}
+	return JournalPhase_JOURNAL_PHASE_UNSPECIFIED
+}
+
+func (x *JournalEntry) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *JournalEntry) GetCallSeq() uint64 {
+	if x != nil {
+		return x.CallSeq
+	}
+	return 0
+}
+
+func (x *JournalEntry) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *JournalEntry) GetArguments() []byte {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *JournalEntry) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *JournalEntry) GetLayer() string {
+	if x != nil {
+		return x.Layer
+	}
+	return ""
+}
+
+func (x *JournalEntry) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
+func (x *JournalEntry) GetRefusalCode() string {
+	if x != nil {
+		return x.RefusalCode
+	}
+	return ""
+}
+
+func (x *JournalEntry) GetRefusalMessage() string {
+	if x != nil {
+		return x.RefusalMessage
+	}
+	return ""
+}
+
+func (x *JournalEntry) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+func (x *JournalEntry) GetReceivedUnixUs() int64 {
+	if x != nil {
+		return x.ReceivedUnixUs
+	}
+	return 0
+}
+
+func (x *JournalEntry) GetAuthorizeUs() int64 {
+	if x != nil {
+		return x.AuthorizeUs
+	}
+	return 0
+}
+
+func (x *JournalEntry) GetRunUs() int64 {
+	if x != nil {
+		return x.RunUs
+	}
+	return 0
+}
+
+func (x *JournalEntry) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *JournalEntry) GetScreenshot() *JournalScreenshot {
+	if x != nil {
+		return x.Screenshot
+	}
+	return nil
+}
+
+func (x *JournalEntry) GetTarget() *JournalRect {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// JournalScreenshot is one downscaled capture of the screen.
+type JournalScreenshot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// png is the encoded image.
+	Png    []byte `protobuf:"bytes,1,opt,name=png,proto3" json:"png,omitempty"`
+	Width  int32  `protobuf:"varint,2,opt,name=width,proto3" json:"width,omitempty"`
+	Height int32  `protobuf:"varint,3,opt,name=height,proto3" json:"height,omitempty"`
+	// scale is width divided by the screen's width.
+	Scale float64 `protobuf:"fixed64,4,opt,name=scale,proto3" json:"scale,omitempty"`
+	// error says why there is no image (the capture failed or was too large).
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JournalScreenshot) Reset() {
+	*x = JournalScreenshot{}
+	mi := &file_cua_v1_control_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalScreenshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalScreenshot) ProtoMessage() {}
+
+func (x *JournalScreenshot) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalScreenshot.ProtoReflect.Descriptor instead.
+func (*JournalScreenshot) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *JournalScreenshot) GetPng() []byte {
+	if x != nil {
+		return x.Png
+	}
+	return nil
+}
+
+func (x *JournalScreenshot) GetWidth() int32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *JournalScreenshot) GetHeight() int32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *JournalScreenshot) GetScale() float64 {
+	if x != nil {
+		return x.Scale
+	}
+	return 0
+}
+
+func (x *JournalScreenshot) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// JournalRect is a rectangle in root coordinates; a point has width and height 0.
+type JournalRect struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	X             int32                  `protobuf:"varint,1,opt,name=x,proto3" json:"x,omitempty"`
+	Y             int32                  `protobuf:"varint,2,opt,name=y,proto3" json:"y,omitempty"`
+	Width         int32                  `protobuf:"varint,3,opt,name=width,proto3" json:"width,omitempty"`
+	Height        int32                  `protobuf:"varint,4,opt,name=height,proto3" json:"height,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JournalRect) Reset() {
+	*x = JournalRect{}
+	mi := &file_cua_v1_control_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalRect) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalRect) ProtoMessage() {}
+
+func (x *JournalRect) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalRect.ProtoReflect.Descriptor instead.
+func (*JournalRect) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *JournalRect) GetX() int32 {
+	if x != nil {
+		return x.X
+	}
+	return 0
+}
+
+func (x *JournalRect) GetY() int32 {
+	if x != nil {
+		return x.Y
+	}
+	return 0
+}
+
+func (x *JournalRect) GetWidth() int32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *JournalRect) GetHeight() int32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+// JournalAck (host -> worker) confirms that the JournalEntry with the same call_id is
+// written to the journal.
+type JournalAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JournalAck) Reset() {
+	*x = JournalAck{}
+	mi := &file_cua_v1_control_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalAck) ProtoMessage() {}
+
+func (x *JournalAck) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalAck.ProtoReflect.Descriptor instead.
+func (*JournalAck) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
+}
+
 var File_cua_v1_control_proto protoreflect.FileDescriptor
 
 const file_cua_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"\x14cua/v1/control.proto\x12\x06cua.v1\x1a\x13cua/v1/common.proto\"\xff\x04\n" +
+	"\x14cua/v1/control.proto\x12\x06cua.v1\x1a\x13cua/v1/common.proto\"\xf3\x05\n" +
 	"\fControlFrame\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\x04R\x06callId\x12%\n" +
@@ -1234,8 +1776,11 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x0fconsent_request\x18\x10 \x01(\v2\x16.cua.v1.ConsentRequestH\x00R\x0econsentRequest\x12D\n" +
 	"\x10consent_decision\x18\x11 \x01(\v2\x17.cua.v1.ConsentDecisionH\x00R\x0fconsentDecision\x12.\n" +
 	"\bshutdown\x18\x12 \x01(\v2\x10.cua.v1.ShutdownH\x00R\bshutdown\x12,\n" +
-	"\x05error\x18\x13 \x01(\v2\x14.cua.v1.ControlErrorH\x00R\x05errorB\x06\n" +
-	"\x04body\"\x9b\x02\n" +
+	"\x05error\x18\x13 \x01(\v2\x14.cua.v1.ControlErrorH\x00R\x05error\x12;\n" +
+	"\rjournal_entry\x18\x14 \x01(\v2\x14.cua.v1.JournalEntryH\x00R\fjournalEntry\x125\n" +
+	"\vjournal_ack\x18\x15 \x01(\v2\x12.cua.v1.JournalAckH\x00R\n" +
+	"journalAckB\x06\n" +
+	"\x04body\"\xcc\x02\n" +
 	"\x05Hello\x12\x1f\n" +
 	"\vmin_version\x18\x01 \x01(\rR\n" +
 	"minVersion\x12\x1f\n" +
@@ -1247,7 +1792,8 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\aceiling\x18\x04 \x01(\v2\x0f.cua.v1.CeilingR\aceiling\x12.\n" +
 	"\x06policy\x18\x05 \x01(\v2\x16.cua.v1.PolicySnapshotR\x06policy\x12.\n" +
 	"\adisplay\x18\x06 \x01(\v2\x14.cua.v1.DisplayFactsR\adisplay\x12%\n" +
-	"\x0eprotected_pids\x18\a \x03(\x05R\rprotectedPids\"W\n" +
+	"\x0eprotected_pids\x18\a \x03(\x05R\rprotectedPids\x12/\n" +
+	"\ajournal\x18\b \x01(\v2\x15.cua.v1.JournalConfigR\ajournal\"W\n" +
 	"\x05Ready\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x05R\x03pid\x12\"\n" +
@@ -1309,7 +1855,51 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\bShutdown\"<\n" +
 	"\fControlError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessageB1Z/github.com/cua-host/cua-host/proto/cua/v1;cuav1b\x06proto3"
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x88\x01\n" +
+	"\rJournalConfig\x12\x1b\n" +
+	"\tkeep_text\x18\x01 \x01(\bR\bkeepText\x12 \n" +
+	"\vscreenshots\x18\x02 \x01(\bR\vscreenshots\x128\n" +
+	"\x18screenshot_max_dimension\x18\x03 \x01(\rR\x16screenshotMaxDimension\"\xc5\x04\n" +
+	"\fJournalEntry\x12*\n" +
+	"\x05phase\x18\x01 \x01(\x0e2\x14.cua.v1.JournalPhaseR\x05phase\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12\x19\n" +
+	"\bcall_seq\x18\x03 \x01(\x04R\acallSeq\x12\x12\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\x12\x1c\n" +
+	"\targuments\x18\x05 \x01(\fR\targuments\x12\x1a\n" +
+	"\bdecision\x18\x06 \x01(\tR\bdecision\x12\x14\n" +
+	"\x05layer\x18\a \x01(\tR\x05layer\x12)\n" +
+	"\aoutcome\x18\b \x01(\x0e2\x0f.cua.v1.OutcomeR\aoutcome\x12!\n" +
+	"\frefusal_code\x18\t \x01(\tR\vrefusalCode\x12'\n" +
+	"\x0frefusal_message\x18\n" +
+	" \x01(\tR\x0erefusalMessage\x12\x19\n" +
+	"\bis_error\x18\v \x01(\bR\aisError\x12(\n" +
+	"\x10received_unix_us\x18\f \x01(\x03R\x0ereceivedUnixUs\x12!\n" +
+	"\fauthorize_us\x18\r \x01(\x03R\vauthorizeUs\x12\x15\n" +
+	"\x06run_us\x18\x0e \x01(\x03R\x05runUs\x12\x16\n" +
+	"\x06result\x18\x0f \x01(\fR\x06result\x129\n" +
+	"\n" +
+	"screenshot\x18\x10 \x01(\v2\x19.cua.v1.JournalScreenshotR\n" +
+	"screenshot\x12+\n" +
+	"\x06target\x18\x11 \x01(\v2\x13.cua.v1.JournalRectR\x06target\"\x7f\n" +
+	"\x11JournalScreenshot\x12\x10\n" +
+	"\x03png\x18\x01 \x01(\fR\x03png\x12\x14\n" +
+	"\x05width\x18\x02 \x01(\x05R\x05width\x12\x16\n" +
+	"\x06height\x18\x03 \x01(\x05R\x06height\x12\x14\n" +
+	"\x05scale\x18\x04 \x01(\x01R\x05scale\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"W\n" +
+	"\vJournalRect\x12\f\n" +
+	"\x01x\x18\x01 \x01(\x05R\x01x\x12\f\n" +
+	"\x01y\x18\x02 \x01(\x05R\x01y\x12\x14\n" +
+	"\x05width\x18\x03 \x01(\x05R\x05width\x12\x16\n" +
+	"\x06height\x18\x04 \x01(\x05R\x06height\"\f\n" +
+	"\n" +
+	"JournalAck*\x95\x01\n" +
+	"\fJournalPhase\x12\x1d\n" +
+	"\x19JOURNAL_PHASE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13JOURNAL_PHASE_BEGIN\x10\x01\x12\x15\n" +
+	"\x11JOURNAL_PHASE_END\x10\x02\x12\x19\n" +
+	"\x15JOURNAL_PHASE_REFUSED\x10\x03\x12\x1b\n" +
+	"\x17JOURNAL_PHASE_READ_ONLY\x10\x04B1Z/github.com/cua-host/cua-host/proto/cua/v1;cuav1b\x06proto3"
 
 var (
 	file_cua_v1_control_proto_rawDescOnce sync.Once
@@ -1323,50 +1913,65 @@ func file_cua_v1_control_proto_rawDescGZIP() []byte {
 	return file_cua_v1_control_proto_rawDescData
 }
 
-var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_cua_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_cua_v1_control_proto_goTypes = []any{
-	(*ControlFrame)(nil),    // 0: cua.v1.ControlFrame
-	(*Hello)(nil),           // 1: cua.v1.Hello
-	(*Ready)(nil),           // 2: cua.v1.Ready
-	(*Ceiling)(nil),         // 3: cua.v1.Ceiling
-	(*PolicySnapshot)(nil),  // 4: cua.v1.PolicySnapshot
-	(*PolicyLayer)(nil),     // 5: cua.v1.PolicyLayer
-	(*PolicyFile)(nil),      // 6: cua.v1.PolicyFile
-	(*DisplayFacts)(nil),    // 7: cua.v1.DisplayFacts
-	(*CreateSession)(nil),   // 8: cua.v1.CreateSession
-	(*SessionCreated)(nil),  // 9: cua.v1.SessionCreated
-	(*RevokeSession)(nil),   // 10: cua.v1.RevokeSession
-	(*Revoked)(nil),         // 11: cua.v1.Revoked
-	(*ConsentRequest)(nil),  // 12: cua.v1.ConsentRequest
-	(*ConsentDecision)(nil), // 13: cua.v1.ConsentDecision
-	(*Shutdown)(nil),        // 14: cua.v1.Shutdown
-	(*ControlError)(nil),    // 15: cua.v1.ControlError
-	(Mode)(0),               // 16: cua.v1.Mode
+	(JournalPhase)(0),         // 0: cua.v1.JournalPhase
+	(*ControlFrame)(nil),      // 1: cua.v1.ControlFrame
+	(*Hello)(nil),             // 2: cua.v1.Hello
+	(*Ready)(nil),             // 3: cua.v1.Ready
+	(*Ceiling)(nil),           // 4: cua.v1.Ceiling
+	(*PolicySnapshot)(nil),    // 5: cua.v1.PolicySnapshot
+	(*PolicyLayer)(nil),       // 6: cua.v1.PolicyLayer
+	(*PolicyFile)(nil),        // 7: cua.v1.PolicyFile
+	(*DisplayFacts)(nil),      // 8: cua.v1.DisplayFacts
+	(*CreateSession)(nil),     // 9: cua.v1.CreateSession
+	(*SessionCreated)(nil),    // 10: cua.v1.SessionCreated
+	(*RevokeSession)(nil),     // 11: cua.v1.RevokeSession
+	(*Revoked)(nil),           // 12: cua.v1.Revoked
+	(*ConsentRequest)(nil),    // 13: cua.v1.ConsentRequest
+	(*ConsentDecision)(nil),   // 14: cua.v1.ConsentDecision
+	(*Shutdown)(nil),          // 15: cua.v1.Shutdown
+	(*ControlError)(nil),      // 16: cua.v1.ControlError
+	(*JournalConfig)(nil),     // 17: cua.v1.JournalConfig
+	(*JournalEntry)(nil),      // 18: cua.v1.JournalEntry
+	(*JournalScreenshot)(nil), // 19: cua.v1.JournalScreenshot
+	(*JournalRect)(nil),       // 20: cua.v1.JournalRect
+	(*JournalAck)(nil),        // 21: cua.v1.JournalAck
+	(Mode)(0),                 // 22: cua.v1.Mode
+	(Outcome)(0),              // 23: cua.v1.Outcome
 }
 var file_cua_v1_control_proto_depIdxs = []int32{
-	1,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
-	2,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
-	8,  // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
-	9,  // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
-	10, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
-	11, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
-	12, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
-	13, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
-	14, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
-	15, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
-	3,  // 10: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
-	4,  // 11: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
-	7,  // 12: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
-	16, // 13: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
-	5,  // 14: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
-	5,  // 15: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
-	6,  // 16: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
-	16, // 17: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	2,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
+	3,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
+	9,  // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
+	10, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
+	11, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
+	12, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
+	13, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
+	14, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
+	15, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
+	16, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
+	18, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
+	21, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
+	4,  // 12: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
+	5,  // 13: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
+	8,  // 14: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
+	17, // 15: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
+	22, // 16: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
+	6,  // 17: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
+	6,  // 18: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
+	7,  // 19: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
+	22, // 20: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
+	0,  // 21: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
+	23, // 22: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
+	19, // 23: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
+	20, // 24: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_cua_v1_control_proto_init() }
@@ -1386,19 +1991,22 @@ func file_cua_v1_control_proto_init() {
 		(*ControlFrame_ConsentDecision)(nil),
 		(*ControlFrame_Shutdown)(nil),
 		(*ControlFrame_Error)(nil),
+		(*ControlFrame_JournalEntry)(nil),
+		(*ControlFrame_JournalAck)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cua_v1_control_proto_rawDesc), len(file_cua_v1_control_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   16,
+			NumEnums:      1,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_cua_v1_control_proto_goTypes,
 		DependencyIndexes: file_cua_v1_control_proto_depIdxs,
+		EnumInfos:         file_cua_v1_control_proto_enumTypes,
 		MessageInfos:      file_cua_v1_control_proto_msgTypes,
 	}.Build()
 	File_cua_v1_control_proto = out.File
