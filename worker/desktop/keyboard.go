@@ -84,6 +84,11 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	}
 	dl, err := d.deliveryFor(ctx, call, a.Delivery)
 	if err != nil {
+		if backgroundFallback(nil, err) {
+			if res, ok, aerr := d.axTypeInto(ctx, call, win, *a.Text, err); ok {
+				return res, aerr
+			}
+		}
 		return nil, err
 	}
 	ev := map[string]any{}

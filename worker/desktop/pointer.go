@@ -167,12 +167,19 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 			return nil, err
 		}
 		dl, err := d.deliveryFor(ctx, call, a.Delivery)
-		if err != nil {
-			return nil, err
+		var guards []x11.Guard
+		if err == nil {
+			guards = []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+			err = precheck(ctx, guards...)
 		}
-		guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
-		if err := precheck(ctx, guards...); err != nil {
-			return nil, err
+		if err != nil {
+			if !backgroundFallback(dl, err) {
+				return nil, err
+			}
+			if res, ok, aerr := d.axClickAt(ctx, call, win, p, btn, count, a.Modifier, err); ok {
+				return res, aerr
+			}
+			return nil, noBackgroundRoute(err)
 		}
 		ev := map[string]any{}
 		if err := d.ready(ctx, call, dl, win, ev, false); err != nil {

@@ -23,6 +23,10 @@ type Options struct {
 	// ownership. Nil makes Register create one on $DBUS_SESSION_BUS_ADDRESS that connects
 	// on first use and closes with the backend.
 	Accessibility *atspi.Client
+	// NoSessionDevices keeps sessions from getting input devices of their own (for a
+	// window manager that misbehaves with a second pointer): background input then goes
+	// through accessibility only, or is refused with background_unavailable.
+	NoSessionDevices bool
 }
 
 // desk is the registered tools' shared state.
@@ -52,6 +56,9 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore()}
+	if opts.NoSessionDevices {
+		d.seats.unusable = fmt.Errorf("%w: session input devices are turned off", x11.ErrUnsupported)
+	}
 	if b != nil && d.ax == nil {
 		d.ax = atspi.New(atspi.Options{Logger: logger, Done: b.Done()})
 	}

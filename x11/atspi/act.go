@@ -295,6 +295,16 @@ func (c *Client) SetText(ctx context.Context, el *Element, text string) (Outcome
 // place the caret, so typing into an element continues its text), moves the caret past
 // it, and reads it back.
 func (c *Client) InsertText(ctx context.Context, el *Element, text string) (Outcome, error) {
+	return c.insertText(ctx, el, text, false)
+}
+
+// TypeAtCaret inserts text where el's caret is, as keys typed into it would land (at the
+// end when the toolkit reports no caret), moves the caret past it, and reads it back.
+func (c *Client) TypeAtCaret(ctx context.Context, el *Element, text string) (Outcome, error) {
+	return c.insertText(ctx, el, text, true)
+}
+
+func (c *Client) insertText(ctx context.Context, el *Element, text string, atCaret bool) (Outcome, error) {
 	conn, err := c.editable(ctx, el)
 	if err != nil {
 		return Outcome{}, err
@@ -305,6 +315,9 @@ func (c *Client) InsertText(ctx context.Context, el *Element, text string) (Outc
 	}
 	count, _ := props["CharacterCount"].Value().(int32)
 	pos := count
+	if caret, ok := props["CaretOffset"].Value().(int32); atCaret && ok && caret >= 0 && caret <= count {
+		pos = caret
+	}
 	n := int32(utf8.RuneCountInString(text))
 	ev := map[string]any{"position": pos, "length_before": count}
 	var ok bool
