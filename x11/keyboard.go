@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -53,7 +54,7 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 			d.releaseHeldLocked()
 		}
 	}()
-	km, err := d.b.freshKeymapLocked()
+	km, err := d.b.freshKeymapLocked(ctx)
 	if err != nil {
 		return stats, err
 	}
@@ -63,14 +64,18 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		return stats, err
 	}
 	remapped := false
+	sent := 0 // keys typed through remapped keycodes since the last remap
 	for _, bt := range batches {
 		codes := map[xproto.Keysym]slot{}
 		if len(bt.missing) > 0 {
 			if remapped {
-				// Let clients read the previous mapping for the keys already sent.
-				if err := d.settleLocked(ctx); err != nil {
+				// Let clients read the previous mapping for the keys already sent: a
+				// keycode is about to change meaning, and a client that has not yet
+				// handled the keys typed with it would read them with the new one.
+				if err := d.settleLocked(ctx, sent); err != nil {
 					return stats, err
 				}
+				sent = 0
 			}
 			if codes, err = d.b.remapLocked(d, km, bt.missing); err != nil {
 				return stats, err
@@ -92,6 +97,7 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 			kc, shift, ok := xproto.Keycode(0), false, false
 			if c, mapped := codes[ks]; mapped {
 				kc, shift, ok = c.kc, c.shift, true
+				sent++
 			} else {
 				kc, shift, ok = km.lookup(ks)
 			}
@@ -117,10 +123,7 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		}
 	}
 	if remapped {
-		if err := d.settleLocked(ctx); err != nil {
-			return stats, err
-		}
-		d.b.restoreKeymapLocked()
+		d.b.restoreLaterLocked(sent)
 	}
 	return stats, nil
 }
@@ -145,7 +148,7 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 			d.releaseHeldLocked()
 		}
 	}()
-	km, err := d.b.freshKeymapLocked()
+	km, err := d.b.freshKeymapLocked(ctx)
 	if err != nil {
 		return err
 	}
@@ -203,27 +206,32 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 		return err
 	}
 	if len(missing) > 0 {
-		if err := d.settleLocked(ctx); err != nil {
-			return err
-		}
-		d.b.restoreKeymapLocked()
+		d.b.restoreLaterLocked(len(held))
 	}
 	return nil
 }
 
-// freshKeymapLocked restores leftovers of an earlier remap, then reads the mapping.
-func (b *Backend) freshKeymapLocked() (*keymap, error) {
-	b.restoreKeymapLocked()
+// freshKeymapLocked restores leftovers of an earlier remap, once clients had the time to
+// handle the keys typed with it, then reads the mapping.
+func (b *Backend) freshKeymapLocked(ctx context.Context) (*keymap, error) {
+	if err := b.restoreDueLocked(ctx); err != nil {
+		return nil, err
+	}
 	return b.loadKeymapLocked()
 }
 
-// settleLocked waits RemapSettle, so that clients which fetch the keyboard mapping lazily
-// after a MappingNotify have fetched it before it changes again.
-func (d *Devices) settleLocked(ctx context.Context) error {
+// settlePerKey is how much longer than RemapSettle clients get per key typed with a
+// mapping, to handle those keys before it changes: a client draws what it was typed.
+const settlePerKey = time.Millisecond
+
+// settleLocked waits until the server processed the keys sent, then RemapSettle plus
+// settlePerKey for each of the keys keys, so that clients which fetch the keyboard mapping
+// lazily after a MappingNotify have fetched it before it changes again.
+func (d *Devices) settleLocked(ctx context.Context, keys int) error {
 	if err := d.sync(); err != nil {
 		return err
 	}
-	return sleepCtx(ctx, d.b.settle)
+	return sleepCtx(ctx, d.b.settle+time.Duration(keys)*settlePerKey)
 }
 
 type batch struct {

@@ -1,8 +1,11 @@
 package x11
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
@@ -24,6 +27,10 @@ type remapState struct {
 	// conns are the connections whose keyboards carry the remapped rows: the backend's
 	// (the core keyboard) and those of seats that typed (their own keyboards).
 	conns map[*xgb.Conn]bool
+	// due is when the remapped rows may be restored: clients have had the time to handle
+	// the keys typed with them. timer restores them then, unless typing restored them first.
+	due   time.Time
+	timer *time.Timer
 }
 
 // loadKeymapLocked reads the current mapping. Preconditions: input semaphore held.
@@ -39,16 +46,54 @@ func (b *Backend) loadKeymapLocked() (*keymap, error) {
 	if err != nil {
 		return nil, xerr("GetModifierMapping", err)
 	}
+	var vendor []xproto.Keycode
 	for kc := int(min); kc <= int(max); kc++ {
 		// Keycode 8 is skipped: some clients treat the lowest keycode specially.
 		if kc == 8 || slices.Contains(mods.Keycodes, xproto.Keycode(kc)) {
 			continue
 		}
-		if _, remapped := b.remap.orig[xproto.Keycode(kc)]; remapped || km.empty(xproto.Keycode(kc)) {
+		switch _, remapped := b.remap.orig[xproto.Keycode(kc)]; {
+		case remapped || km.empty(xproto.Keycode(kc)):
 			km.spare = append(km.spare, xproto.Keycode(kc))
+		case km.rare(xproto.Keycode(kc)):
+			vendor = append(vendor, xproto.Keycode(kc))
 		}
 	}
+	// Empty keycodes first; keys of rarely pressed vendor functions only when a text needs
+	// more symbols than the empty ones hold, so that all of them are mapped at once.
+	km.spare = append(km.spare, vendor...)
 	return km, nil
+}
+
+// Vendor keysyms (XF86…) and those of them a person may well press while an agent types:
+// volume, media, brightness, power. Those are never borrowed.
+const (
+	vendorFirst xproto.Keysym = 0x1008ff00
+	vendorLast  xproto.Keysym = 0x1008ffff
+)
+
+var vendorKept = map[xproto.Keysym]bool{
+	0x1008ff02: true, 0x1008ff03: true, 0x1008ff05: true, 0x1008ff06: true, // brightness
+	0x1008ff11: true, 0x1008ff12: true, 0x1008ff13: true, // volume, mute
+	0x1008ff14: true, 0x1008ff15: true, 0x1008ff16: true, 0x1008ff17: true, 0x1008ff31: true, // media
+	0x1008ff2a: true, 0x1008ff2b: true, 0x1008ff2d: true, 0x1008ff2f: true, // power, wake, lock, sleep
+	0x1008ffa7: true, 0x1008ffa8: true, 0x1008ffb2: true, // suspend, hibernate, mic mute
+}
+
+// rare reports whether kc carries only vendor function keysyms (XF86…) that a person is
+// unlikely to press during the few milliseconds it is borrowed.
+func (km *keymap) rare(kc xproto.Keycode) bool {
+	seen := false
+	for _, s := range km.row(kc) {
+		switch {
+		case s == 0:
+		case s >= vendorFirst && s <= vendorLast && !vendorKept[s]:
+			seen = true
+		default:
+			return false
+		}
+	}
+	return seen
 }
 
 func (km *keymap) row(kc xproto.Keycode) []xproto.Keysym {
@@ -103,7 +148,9 @@ type slot struct {
 func (km *keymap) capacity() int { return 2 * len(km.spare) }
 
 // remapLocked maps the keysyms in syms to spare keycodes, two per keycode (the second
-// typed with Shift), with one ChangeKeyboardMapping request per keycode, on the core
+// typed with Shift), with one ChangeKeyboardMapping request per run of consecutive
+// keycodes (every request makes every client and the window manager re-read the mapping),
+// on the core
 // keyboard and, for a seat's devices d, on the seat's keyboard too (the clients it adopted
 // read that one), and waits until the server applied them. It returns each keysym's slot.
 // Preconditions: input semaphore held; len(syms) <= km.capacity().
@@ -124,22 +171,24 @@ func (b *Backend) remapLocked(d *Devices, km *keymap, syms []xproto.Keysym) (map
 		b.remap.conns[c] = true
 	}
 	out := make(map[xproto.Keysym]slot, len(syms))
+	changed := make([]xproto.Keycode, 0, (len(syms)+1)/2)
 	for i := 0; i < len(syms); i += 2 {
 		kc := km.spare[i/2]
 		if _, saved := b.remap.orig[kc]; !saved {
 			b.remap.orig[kc] = slices.Clone(km.row(kc))
 		}
-		row := make([]xproto.Keysym, km.per)
+		row := km.row(kc)
+		clear(row)
 		row[0], row[1] = syms[i], syms[i]
 		out[syms[i]] = slot{kc: kc}
 		if i+1 < len(syms) {
 			row[1] = syms[i+1]
 			out[syms[i+1]] = slot{kc: kc, shift: true}
 		}
-		for _, c := range conns {
-			xproto.ChangeKeyboardMapping(c, 1, kc, byte(km.per), row)
-		}
-		copy(km.row(kc), row)
+		changed = append(changed, kc)
+	}
+	for _, c := range conns {
+		writeRows(c, km.per, changed, km.row)
 	}
 	for _, c := range conns {
 		if err := syncConn(c); err != nil {
@@ -149,15 +198,76 @@ func (b *Backend) remapLocked(d *Devices, km *keymap, syms []xproto.Keysym) (map
 	return out, nil
 }
 
-// restoreKeymapLocked puts back every remapped keycode. Preconditions: input semaphore held.
+// writeRows sends the rows of keycodes kcs (row gives each) to connection c's keyboard, one
+// ChangeKeyboardMapping request per run of consecutive keycodes.
+func writeRows(c *xgb.Conn, per int, kcs []xproto.Keycode, row func(xproto.Keycode) []xproto.Keysym) {
+	kcs = slices.Clone(kcs)
+	slices.Sort(kcs)
+	for i := 0; i < len(kcs); {
+		j := i + 1
+		for j < len(kcs) && kcs[j] == kcs[j-1]+1 {
+			j++
+		}
+		syms := make([]xproto.Keysym, 0, (j-i)*per)
+		for _, kc := range kcs[i:j] {
+			syms = append(syms, row(kc)...)
+		}
+		xproto.ChangeKeyboardMapping(c, byte(j-i), kcs[i], byte(per), syms)
+		i = j
+	}
+}
+
+// restoreLaterLocked arranges for the remapped keycodes to be restored once clients had the
+// time to handle the keys keys typed with them (RemapSettle plus settlePerKey each): the
+// call that typed returns at once, and the next one that needs the keymap waits for that
+// moment if it comes earlier. Preconditions: input semaphore held.
+func (b *Backend) restoreLaterLocked(keys int) {
+	delay := b.settle + time.Duration(keys)*settlePerKey
+	b.remap.due = time.Now().Add(delay)
+	if b.remap.timer != nil {
+		b.remap.timer.Stop()
+	}
+	b.remap.timer = time.AfterFunc(delay, func() {
+		select {
+		case b.input <- struct{}{}:
+		case <-b.done:
+			return
+		}
+		defer b.unlockInput()
+		if !b.closed() && !time.Now().Before(b.remap.due) {
+			b.restoreKeymapLocked()
+		}
+	})
+}
+
+// restoreDueLocked waits until remapped keycodes may be restored, then restores them.
+// Preconditions: input semaphore held.
+func (b *Backend) restoreDueLocked(ctx context.Context) error {
+	if len(b.remap.orig) == 0 {
+		return nil
+	}
+	if wait := time.Until(b.remap.due); wait > 0 {
+		if err := sleepCtx(ctx, wait); err != nil {
+			return err
+		}
+	}
+	b.restoreKeymapLocked()
+	return nil
+}
+
+// restoreKeymapLocked puts back every remapped keycode now. Preconditions: input semaphore
+// held.
 func (b *Backend) restoreKeymapLocked() {
+	if b.remap.timer != nil {
+		b.remap.timer.Stop()
+		b.remap.timer = nil
+	}
 	if len(b.remap.orig) == 0 {
 		return
 	}
+	kcs := slices.Collect(maps.Keys(b.remap.orig))
 	for c := range b.remap.conns {
-		for kc, row := range b.remap.orig {
-			xproto.ChangeKeyboardMapping(c, 1, kc, byte(b.remap.per), row)
-		}
+		writeRows(c, b.remap.per, kcs, func(kc xproto.Keycode) []xproto.Keysym { return b.remap.orig[kc] })
 		_ = syncConn(c) // a closed seat's connection answers at once
 	}
 	clear(b.remap.orig)
@@ -167,9 +277,8 @@ func (b *Backend) restoreKeymapLocked() {
 // copyKeymapLocked gives the keyboard of connection c (a seat's) the core keyboard's
 // mapping, so that the clients a seat adopts, which read its keyboard's mapping, read the
 // same symbols for its keycodes as everyone else. Preconditions: input semaphore held.
-func (b *Backend) copyKeymapLocked(c *xgb.Conn) error {
-	b.restoreKeymapLocked()
-	km, err := b.loadKeymapLocked()
+func (b *Backend) copyKeymapLocked(ctx context.Context, c *xgb.Conn) error {
+	km, err := b.freshKeymapLocked(ctx)
 	if err != nil {
 		return err
 	}

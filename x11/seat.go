@@ -104,7 +104,7 @@ func (b *Backend) newSeat(ctx context.Context, conn *xgb.Conn, label string) (*S
 		s.closeLocked()
 		return nil, err
 	}
-	err = b.copyKeymapLocked(conn)
+	err = b.copyKeymapLocked(ctx, conn)
 	b.unlockInput()
 	if err != nil {
 		s.closeLocked()
