@@ -142,3 +142,35 @@ func windowOfTest(t *testing.T, b *x11.Backend, id uint32) x11.Window {
 		}
 	}
 }
+
+// TestBackgroundOnOwnDisplay: on a display the session owns, input defaults to the core
+// devices, and asking for background still gets the session's own pointer (the display's
+// server keeps the pair: the host starts it with -noreset).
+func TestBackgroundOnOwnDisplay(t *testing.T) {
+	reg, b, _ := a11ySetup(t, atspi.Options{})
+	xl := harness.StartXevlog(t, harness.XevlogOptions{Title: "own-bg", Width: 300, Height: 200})
+	windowOfTest(t, b, xl.Window)
+	sess := ownSession("own-bg", "unrestricted")
+	for _, tc := range []struct{ mode, route, delivery string }{
+		{"", "xtest", "foreground"},
+		{"background", "xinput2", "background"},
+		{"foreground", "xtest", "foreground"},
+	} {
+		xl.Reset()
+		args := map[string]any{"pid": xl.PID, "window_id": xl.Window, "x": 20, "y": 30}
+		if tc.mode != "" {
+			args["delivery_mode"] = tc.mode
+		}
+		r, err := callAs(t, reg, sess, "click", args)
+		if err != nil {
+			t.Fatalf("click %q: %v", tc.mode, err)
+		}
+		if res := structured(t, r); res["route"] != tc.route || res["delivery"] != tc.delivery {
+			t.Errorf("click with delivery_mode %q = route %v delivery %v, want %s %s", tc.mode, res["route"], res["delivery"], tc.route, tc.delivery)
+		}
+		evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) > 0 })
+		if p := harness.Filter(evs, "button_press"); len(p) != 1 || p[0].X != 20 || p[0].Y != 30 {
+			t.Errorf("click with delivery_mode %q: presses %+v, want one at (20,30)", tc.mode, p)
+		}
+	}
+}
