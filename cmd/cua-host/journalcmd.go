@@ -14,11 +14,15 @@ import (
 
 // runJournal serves `cua-host journal verify|show`.
 func runJournal(args []string, stdout, stderr io.Writer) int {
+	const usage = "usage: cua-host journal verify [--json] DIR | cua-host journal show DIR [-o FILE] [--json]"
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: cua-host journal verify [--json] DIR | cua-host journal show DIR [-o FILE] [--json]")
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintln(stdout, usage)
+		return 0
 	case "verify":
 		return runJournalVerify(args[1:], stdout, stderr)
 	case "show":
@@ -28,28 +32,17 @@ func runJournal(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// parseInterspersed parses flags that may come before or after the positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
 func runJournalVerify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cua-host journal verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: cua-host journal verify [--json] DIR")
+		fs.PrintDefaults()
+	}
+	pos, code, ok := parseInterspersedFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: cua-host journal verify [--json] DIR")
@@ -99,9 +92,13 @@ func runJournalShow(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the report to this file (default: standard output)")
 	asJSON := fs.Bool("json", false, "write JSON instead of HTML")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: cua-host journal show DIR [-o FILE] [--json]")
+		fs.PrintDefaults()
+	}
+	pos, code, ok := parseInterspersedFlags(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: cua-host journal show DIR [-o FILE] [--json]")

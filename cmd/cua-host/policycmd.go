@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -79,12 +78,12 @@ func newPolicyFlagSet(name string, pf *policyFlags, stderr io.Writer) *flag.Flag
 
 // parsePolicyFlags parses args and rejects positional arguments. ok is
 // false when the caller must return code.
-func parsePolicyFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+func parsePolicyFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		if code == 0 {
 			return policyExitOK, false
 		}
-		return policyExitUsage, false // the flag package has printed the error
+		return policyExitUsage, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (policy files are given with --policy and --managed-policy)\n", fs.Name(), fs.Arg(0))
@@ -99,7 +98,7 @@ func parsePolicyFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code i
 func policyCheck(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var pf policyFlags
 	fs := newPolicyFlagSet("check", &pf, stderr)
-	if code, ok := parsePolicyFlags(fs, args, stderr); !ok {
+	if code, ok := parsePolicyFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	managed, user := policy.ResolvePaths(pf.managed, pf.user, getenv)
@@ -134,7 +133,7 @@ func policyEval(ctx context.Context, args []string, getenv func(string) string, 
 	fs := newPolicyFlagSet("eval", &pf, stderr)
 	tool := fs.String("tool", "", "tool `NAME` to decide (required)")
 	argsJSON := fs.String("args", "{}", "tool arguments as a `JSON` object")
-	if code, ok := parsePolicyFlags(fs, args, stderr); !ok {
+	if code, ok := parsePolicyFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *tool == "" {

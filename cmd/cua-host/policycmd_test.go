@@ -135,7 +135,7 @@ func TestPolicyCheck(t *testing.T) {
 			name: "unknown flag", args: []string{"check", "--polcy", "x"}, code: 2,
 			stderr: []string{"flag provided but not defined: -polcy"},
 		},
-		{name: "flag help", args: []string{"check", "-h"}, code: 0, stderr: []string{"-managed-policy FILE"}},
+		{name: "flag help", args: []string{"check", "-h"}, code: 0, stdout: []string{"-managed-policy FILE"}}, // like every command's -h
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
