@@ -27,10 +27,10 @@ import (
 //     protoc-gen-go of go.mod (the code buf runs as its plugin) and must equal the
 //     committed ones byte for byte: a .pb.go edited by hand, or a descriptor.binpb out of
 //     step with the code, fails (TestGeneratedCodeIsFresh);
-//   - scripts/gen-proto.sh --check (run by scripts/test.sh) compiles the .proto files with
-//     buf and compares everything, descriptor.binpb and descriptor.sha256 included. It
-//     builds buf through `go run`, which takes minutes on a cold build cache, so the tests
-//     leave it to the script.
+//   - scripts/gen-proto.sh --check compiles the .proto files with buf and compares
+//     everything, descriptor.binpb and descriptor.sha256 included. It builds buf through
+//     `go run`, which takes minutes on a cold build cache, so the tests (and
+//     scripts/test.sh) leave it to whoever changes a .proto.
 
 // TestDescriptorMatchesSources: descriptor.sha256 lists exactly the .proto files of this
 // directory with their current SHA-256.
