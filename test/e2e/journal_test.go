@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cua-host/cua-host/host/journal"
 )
@@ -177,15 +180,25 @@ func TestJournalWorkerKilledMidCall(t *testing.T) {
 	if !ok {
 		t.Fatal("no worker")
 	}
-	// Characters off the keymap are typed through remapped keycodes, ~100 ms a batch:
-	// seconds of typing, long enough to kill the worker in the middle.
-	long := strings.Repeat("世界→✓ΩЖ", 60)
+	// More distinct characters off the keymap than the spare keycodes hold at once: typed
+	// in batches with a pause before each keycode is reused, about a second of typing,
+	// long enough to kill the worker in the middle.
+	var sb strings.Builder
+	for r := rune(0x4e00); r < 0x4e00+700; r++ {
+		sb.WriteRune(r)
+	}
+	long := sb.String()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var res string
 	go func() {
 		defer wg.Done()
-		r := rp.call(t, "type_text", merge(target, map[string]any{"text": long}))
+		// The answer may be lost with the worker: `run` shuts down when its worker dies.
+		r, err := rp.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "type_text", Arguments: merge(target, map[string]any{"text": long})})
+		if err != nil {
+			res = "no answer: " + err.Error()
+			return
+		}
 		res = text(r)
 	}()
 	segs := waitSegment(t, dir)
