@@ -47,6 +47,9 @@ type delivery struct {
 	// restore, for foreground delivery on a shared display, puts back the window that was
 	// active and the pointer position; nil otherwise.
 	restore func(context.Context)
+	// personFocus, for background keyboard input on a shared display, is the person's
+	// focus before the call (see watchClose).
+	personFocus *x11.Focus
 }
 
 // background reports whether input goes through the session's own devices.
@@ -98,6 +101,11 @@ func (d *desk) ready(ctx context.Context, call *tool.Call, dl *delivery, win *x1
 		if win == nil || !needFocus {
 			return nil
 		}
+		if dl.shared {
+			if f, err := d.b.InputFocus(ctx); err == nil && f.TopLevel != win.ID {
+				dl.personFocus = &f
+			}
+		}
 		if err := dl.dev.Seat().Focus(ctx, win.ID); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -146,6 +154,99 @@ func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
 	}
 	dl.restore(context.WithoutCancel(ctx))
 	ev["restored"] = "previously active window and pointer position"
+}
+
+// closeWatch bounds how long after background keys the target window is watched.
+const closeWatch = time.Second
+
+// closeWatches are the windows watchClose watches, one goroutine each.
+type closeWatches struct {
+	mu sync.Mutex // guards byWin
+	// byWin maps a window to the person's focus to give back and the watch's end.
+	byWin map[uint32]closeWatchState
+}
+
+type closeWatchState struct {
+	before x11.Focus
+	until  time.Time
+}
+
+// watchClose, after background keys into win on a shared display, gives the person their
+// focus back if win goes away within closeWatch and the core focus moves with it. A window
+// manager that is not MPX-aware believes the window the session's keyboard focused is
+// focused; when it closes (the keys were Return in a dialog, "exit" in a terminal), it
+// hands the core focus — the person's — to another window. One goroutine watches a window;
+// further keys extend its watch. It ends with the watch or the backend.
+func (d *desk) watchClose(dl *delivery, win *x11.Window) {
+	if dl.personFocus == nil || win == nil {
+		return
+	}
+	cw := &d.closing
+	cw.mu.Lock()
+	_, running := cw.byWin[win.ID]
+	if cw.byWin == nil {
+		cw.byWin = map[uint32]closeWatchState{}
+	}
+	cw.byWin[win.ID] = closeWatchState{before: *dl.personFocus, until: time.Now().Add(closeWatch)}
+	cw.mu.Unlock()
+	if !running {
+		go d.closeWatch(win.ID)
+	}
+}
+
+func (d *desk) closeWatch(id uint32) {
+	cw := &d.closing
+	state := func() (closeWatchState, bool) {
+		cw.mu.Lock()
+		defer cw.mu.Unlock()
+		st := cw.byWin[id]
+		if time.Now().After(st.until) {
+			delete(cw.byWin, id)
+			return st, false
+		}
+		return st, true
+	}
+	defer func() {
+		cw.mu.Lock()
+		delete(cw.byWin, id)
+		cw.mu.Unlock()
+	}()
+	ctx := context.Background()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.b.Done():
+			return
+		case <-tick.C:
+		}
+		st, live := state()
+		if !live {
+			return
+		}
+		if w, err := d.b.Window(ctx, id); err == nil && w.Mapped {
+			continue
+		}
+		// The window is gone: the window manager moves the focus now, if it does.
+		for range 5 {
+			f, err := d.b.InputFocus(ctx)
+			if err != nil {
+				return
+			}
+			if f.Window != st.before.Window {
+				if err := d.b.RestoreFocus(ctx, st.before); err != nil {
+					d.log.Debug("give the person's focus back after the session's window closed", "err", err)
+				}
+				return
+			}
+			select {
+			case <-d.b.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		return
+	}
 }
 
 // offDesktop returns the check, for background pointer input on a shared display, that no

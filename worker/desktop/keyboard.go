@@ -101,6 +101,7 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	}
 	ev["stats"] = st
 	dl.finish(ctx, ev)
+	d.watchClose(dl, win)
 	return actionResult(dl, fmt.Sprintf("typed %d characters", st.Runes), false, ev, map[string]any{"chars": st.Runes}), nil
 }
 
@@ -197,5 +198,6 @@ func (d *desk) pressCombo(ctx context.Context, call *tool.Call, t targetArgs, co
 		return nil, err
 	}
 	dl.finish(ctx, ev)
+	d.watchClose(dl, win)
 	return actionResult(dl, "pressed "+label, false, ev, map[string]any{"keys": label}), nil
 }

@@ -36,6 +36,7 @@ type desk struct {
 	ax       *atspi.Client // nil without a backend
 	sessions *sessionStore // element snapshots per session
 	seats    *seatStore    // input devices per session
+	closing  closeWatches  // windows watched after background keys (watchClose)
 }
 
 // spec is one tool before registration. Its MCP annotations come from the inventory
