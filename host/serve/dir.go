@@ -24,6 +24,10 @@ import (
 // dirPrefix starts the name of every endpoint directory.
 const dirPrefix = "cua-host-serve-"
 
+// minLabelRoom is how long a label the endpoint directory must leave room for in a
+// socket path (108 bytes at most); longer labels are refused when their path does not fit.
+const minLabelRoom = 16
+
 // PIDFile is the file in the endpoint directory holding the serve process's pid.
 const PIDFile = "serve.pid"
 
@@ -61,7 +65,7 @@ func newEndpointDir(parent string, janitorArgs []string, log *slog.Logger) (_ *e
 	if err := os.Chmod(path, 0o700); err != nil { // MkdirTemp uses 0700; say it anyway
 		return nil, fmt.Errorf("endpoint directory: %w", err)
 	}
-	if len(d.socketPath(strings.Repeat("x", maxLabel))) >= len(unix.RawSockaddrUnix{}.Path) {
+	if len(d.socketPath(strings.Repeat("x", minLabelRoom))) >= len(unix.RawSockaddrUnix{}.Path) {
 		return nil, fmt.Errorf("endpoint directory %s: too long for a unix socket path; set the runtime directory to a shorter one", path)
 	}
 	if err := os.WriteFile(filepath.Join(path, PIDFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
@@ -85,6 +89,9 @@ func (d *endpointDir) socketPath(label string) string {
 // remove.
 func (d *endpointDir) listen(label string) (*os.File, string, error) {
 	path := d.socketPath(label)
+	if len(path) >= len(unix.RawSockaddrUnix{}.Path) {
+		return nil, "", errorf(CodeInvalidParams, "invalid params: \"label\" %q makes the endpoint path %d bytes; a unix socket path has at most %d", label, len(path), len(unix.RawSockaddrUnix{}.Path)-1)
+	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, "", fmt.Errorf("endpoint: %w", err)
