@@ -168,6 +168,13 @@ func (d *domain) sessionEnded(sess *session) {
 	}
 }
 
+// drives reports whether the domain drives the display named name (":N").
+func (d *domain) drives(name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.stopped && (d.wantDisplay == name || d.displayName == name)
+}
+
 // info describes the domain's worker and display; ok is false before it started.
 func (d *domain) info() (WorkerInfo, DisplayInfo, bool) {
 	d.mu.Lock()
@@ -186,4 +193,5 @@ func (d *domain) info() (WorkerInfo, DisplayInfo, bool) {
 	return w, disp, true
 }
 
+// errDomainStopped is returned by a domain start that the host's shutdown overtook.
 var errDomainStopped = errors.New("the trust domain stopped")

@@ -154,7 +154,7 @@ func (s *Server) startSession(ctx context.Context, d *domain, spec sessionSpec) 
 		if spec.display != "private" {
 			s.mu.Lock()
 			for _, other := range s.domains {
-				if other != d && other.wantDisplay == spec.display {
+				if other != d && other.drives(spec.display) {
 					s.mu.Unlock()
 					return nil, errorf(CodeRefused, "display %s is driven by trust domain %q; different trust domains never share a display", spec.display, other.name)
 				}
