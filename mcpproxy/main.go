@@ -28,7 +28,7 @@ const (
 	ExitOK    = 0
 	ExitError = 1
 	// ExitIdle says that the proxy exited because no call came within --idle-exit.
-	ExitIdle  = 3
+	ExitIdle  = contract.ProxyExitIdle
 	ExitUsage = 64
 )
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/mcpproxy"
 	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
 )
@@ -265,7 +264,7 @@ func (sess *session) watch() {
 	case <-sess.proxy.Exited():
 		reason := reasonEnded
 		switch code := sess.proxy.ExitCode(); {
-		case code == mcpproxy.ExitIdle:
+		case code == contract.ProxyExitIdle:
 			reason = reasonIdle
 		case !time.Now().Before(sess.expires):
 			reason = reasonExpired

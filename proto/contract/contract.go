@@ -32,3 +32,7 @@ const (
 	// (which needs --endpoint).
 	ProxyHTTPListenerFD = 6
 )
+
+// ProxyExitIdle is the proxy's exit code when no call came within its --idle-exit
+// lifetime: its host ends the session as idle-expired.
+const ProxyExitIdle = 3
