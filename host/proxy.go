@@ -34,6 +34,14 @@ type ProxyOptions struct {
 	// takes ownership: the child receives it at contract.ProxySessionFD and the host's copy is
 	// closed before StartProxy returns, whatever happens.
 	Session *os.File
+	// Endpoint, when set, is a listening unix socket (a session endpoint): the proxy serves
+	// MCP on it instead of stdio (--endpoint), to peers of this user only. HTTPListener,
+	// when set, is a listening loopback TCP socket the proxy also serves streamable HTTP on
+	// (--endpoint-http; it needs Endpoint, and a token in the bootstrap line). StartProxy
+	// takes ownership of both: the child receives them at contract.ProxyEndpointFD and
+	// contract.ProxyHTTPListenerFD and the host's copies are closed before StartProxy
+	// returns, whatever happens.
+	Endpoint, HTTPListener *os.File
 	// Stdin and Stdout are the agent's stream, inherited as they are; nil means
 	// /dev/null. The host never reads or writes them. The caller keeps ownership.
 	Stdin, Stdout *os.File
@@ -73,12 +81,17 @@ type Proxy struct {
 // closed.
 func StartProxy(opts ProxyOptions) (p *Proxy, err error) {
 	defer func() {
-		if opts.Session != nil {
-			opts.Session.Close() // the child has its own copy once started
+		for _, f := range []*os.File{opts.Session, opts.Endpoint, opts.HTTPListener} {
+			if f != nil {
+				f.Close() // the child has its own copy once started
+			}
 		}
 	}()
 	if opts.Session == nil {
 		return nil, errors.New("start proxy: no session channel")
+	}
+	if opts.HTTPListener != nil && opts.Endpoint == nil {
+		return nil, errors.New("start proxy: an HTTP listener needs an endpoint")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -103,13 +116,24 @@ func StartProxy(opts ProxyOptions) (p *Proxy, err error) {
 		stderr: stream{"logs", opts.Stderr},
 	}
 	opts.Session = nil // spawn owns it now
+	var flags []string
+	if opts.Endpoint != nil { // contract.ProxyEndpointFD
+		c.files = append(c.files, inherited{"endpoint", opts.Endpoint})
+		flags = append(flags, "--endpoint")
+		opts.Endpoint = nil
+	}
+	if opts.HTTPListener != nil { // contract.ProxyHTTPListenerFD
+		c.files = append(c.files, inherited{"http-listener", opts.HTTPListener})
+		flags = append(flags, "--endpoint-http")
+		opts.HTTPListener = nil
+	}
 	if c.path == "" {
 		c.path = "/proc/self/exe"
 		if c.args == nil {
 			c.args = []string{"__mcp-proxy"}
 		}
 	}
-	c.args = append(append([]string{"cua-mcp-proxy"}, c.args...), opts.Flags...)
+	c.args = append(append(append([]string{"cua-mcp-proxy"}, c.args...), flags...), opts.Flags...)
 	proc, _, err := spawn(opts.Logger, c)
 	if err != nil {
 		bootW.Close()

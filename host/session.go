@@ -168,6 +168,27 @@ func (s *Session) hostClosed() {
 	s.conn.Close()
 }
 
+// RevokeLabel revokes the session labelled label, whoever holds its channel (a proxy
+// bound with CreateSessionOn, or a Session of this host). The worker closes the session's
+// channel. It returns the labels the worker revoked.
+func (h *Host) RevokeLabel(ctx context.Context, label string) ([]string, error) {
+	reply, err := h.request(ctx, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_RevokeSession{RevokeSession: &cuav1.RevokeSession{Label: label}}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("revoke session %q: %w", label, err)
+	}
+	h.mu.Lock()
+	s := h.sessions[label]
+	delete(h.sessions, label)
+	h.mu.Unlock()
+	if s != nil {
+		s.mu.Lock()
+		s.revoked = true
+		s.mu.Unlock()
+		s.conn.Close()
+	}
+	return reply.GetRevoked().GetLabels(), nil
+}
+
 // RevokeAll revokes every session on the worker and returns their labels.
 func (h *Host) RevokeAll(ctx context.Context) ([]string, error) {
 	reply, err := h.request(ctx, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_RevokeSession{RevokeSession: &cuav1.RevokeSession{All: true}}}, nil)

@@ -27,6 +27,8 @@ import (
 const (
 	ExitOK    = 0
 	ExitError = 1
+	// ExitIdle says that the proxy exited because no call came within --idle-exit.
+	ExitIdle  = contract.ProxyExitIdle
 	ExitUsage = 64
 )
 
@@ -59,6 +61,9 @@ func Main(args []string, version string) int {
 	httpAddr := fs.String("http", "", "serve streamable HTTP on this loopback address instead of stdio")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	timeout := fs.Duration("call-timeout", DefaultCallTimeout, "deadline of each forwarded tool call")
+	endpoint := fs.Bool("endpoint", false, "serve MCP on the unix socket listener inherited at fd 5 instead of stdio")
+	endpointHTTP := fs.Bool("endpoint-http", false, "also serve streamable HTTP on the loopback listener inherited at fd 6 (needs --endpoint)")
+	idleExit := fs.Duration("idle-exit", 0, "exit with code 3 when no tool call came for this long (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
@@ -69,6 +74,10 @@ func Main(args []string, version string) int {
 	}
 	debug.SetGCPercent(gcPercent)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})).With("component", "mcp-proxy", "pid", os.Getpid())
+	if *endpointHTTP && !*endpoint || *endpoint && *httpAddr != "" {
+		log.Error("--endpoint-http needs --endpoint, and --endpoint excludes --http")
+		return ExitUsage
+	}
 	bind := ""
 	if *httpAddr != "" {
 		var err error
@@ -77,11 +86,19 @@ func Main(args []string, version string) int {
 			return ExitUsage
 		}
 	}
-	for _, c := range []struct {
+	type inheritedFD struct {
 		fd  int
 		typ uint32
 		det string
-	}{{contract.ProxySessionFD, unix.S_IFSOCK, "session channel"}, {contract.ProxyBootstrapFD, unix.S_IFIFO, "bootstrap pipe"}} {
+	}
+	fds := []inheritedFD{{contract.ProxySessionFD, unix.S_IFSOCK, "session channel"}, {contract.ProxyBootstrapFD, unix.S_IFIFO, "bootstrap pipe"}}
+	if *endpoint {
+		fds = append(fds, inheritedFD{contract.ProxyEndpointFD, unix.S_IFSOCK, "endpoint listener"})
+	}
+	if *endpointHTTP {
+		fds = append(fds, inheritedFD{contract.ProxyHTTPListenerFD, unix.S_IFSOCK, "HTTP listener"})
+	}
+	for _, c := range fds {
 		var st unix.Stat_t
 		if err := unix.Fstat(c.fd, &st); err != nil || st.Mode&unix.S_IFMT != c.typ {
 			log.Error("missing inherited descriptor; a proxy is started by its host", "fd", c.fd, "want", c.det)
@@ -104,8 +121,8 @@ func Main(args []string, version string) int {
 		log.Error("no bootstrap from the host", "err", err)
 		return ExitError
 	}
-	if bind != "" && b.HTTPToken == "" {
-		log.Error("--http without a token in the bootstrap")
+	if (bind != "" || *endpointHTTP) && b.HTTPToken == "" {
+		log.Error("--http or --endpoint-http without a token in the bootstrap")
 		return ExitUsage
 	}
 	conn, err := client.New(sessFile, client.Options{Generation: b.Generation, Version: b.Version, Logger: log})
@@ -133,9 +150,46 @@ func Main(args []string, version string) int {
 		}
 	}()
 
-	p := New(conn, Options{Logger: log, Version: version, CallTimeout: *timeout})
-	done := make(chan error, 1)
-	if bind != "" {
+	var caller Caller = conn
+	if *idleExit > 0 {
+		ic := newIdleCaller(conn, time.Now)
+		caller = ic
+		go func() {
+			if ic.wait(ctx, *idleExit) {
+				cancel(errIdle)
+			}
+		}()
+	}
+	p := New(caller, Options{Logger: log, Version: version, CallTimeout: *timeout})
+	done := make(chan error, 2)
+	if *endpoint {
+		ln, err := inheritedListener(contract.ProxyEndpointFD, "endpoint")
+		if err != nil {
+			log.Error("endpoint listener", "err", err)
+			return ExitError
+		}
+		ul, ok := ln.(*net.UnixListener)
+		if !ok {
+			ln.Close()
+			log.Error("endpoint listener is not a unix socket", "addr", ln.Addr())
+			return ExitUsage
+		}
+		n := 1
+		if *endpointHTTP {
+			n = 2
+			hl, err := inheritedListener(contract.ProxyHTTPListenerFD, "http")
+			if err != nil {
+				ul.Close()
+				log.Error("HTTP listener", "err", err)
+				return ExitError
+			}
+			log.Info("serving MCP over streamable HTTP", "addr", "http://"+hl.Addr().String()+"/mcp")
+			go func() { done <- p.ServeHTTP(ctx, hl, b.HTTPToken) }()
+		}
+		log.Debug("serving MCP on the session endpoint", "addr", ul.Addr())
+		go func() { done <- p.ServeUnix(ctx, ul, os.Getuid()) }()
+		done = firstOf(ctx, done, n)
+	} else if bind != "" {
 		ln, err := net.Listen("tcp", bind)
 		if err != nil {
 			log.Error("listen", "addr", bind, "err", err)
@@ -160,6 +214,9 @@ func Main(args []string, version string) int {
 	case errors.Is(cause, errReleased):
 		log.Debug("released by the host")
 		return ExitOK
+	case errors.Is(cause, errIdle):
+		log.Info("no call within --idle-exit; exiting", "idle_exit", *idleExit)
+		return ExitIdle
 	case errors.Is(cause, errSessionGone):
 		log.Info("session channel ended", "err", conn.Err())
 		return ExitOK
@@ -177,7 +234,38 @@ func Main(args []string, version string) int {
 var (
 	errReleased    = errors.New("released by the host")
 	errSessionGone = errors.New("session channel ended")
+	errIdle        = errors.New("idle")
 )
+
+// inheritedListener returns the listening socket inherited at fd.
+func inheritedListener(fd int, name string) (net.Listener, error) {
+	f, err := wire.FileFromFD(fd, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // FileListener holds its own duplicate
+	return net.FileListener(f)
+}
+
+// firstOf returns a channel that yields the first error of n servers reporting on in
+// that is not nil, or nil once all n reported nil; it stops waiting when ctx ends and a
+// server reports. The servers themselves stop with ctx.
+func firstOf(ctx context.Context, in <-chan error, n int) chan error {
+	out := make(chan error, 1)
+	go func() {
+		var first error
+		for i := 0; i < n; i++ {
+			if err := <-in; err != nil && first == nil {
+				first = err
+				if ctx.Err() == nil {
+					break
+				}
+			}
+		}
+		out <- first
+	}()
+	return out
+}
 
 // readBootstrap reads the bootstrap line from br (buffering f) within timeout.
 func readBootstrap(f *os.File, br *bufio.Reader, timeout time.Duration) (contract.Bootstrap, error) {

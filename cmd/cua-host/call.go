@@ -33,9 +33,13 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	display := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
 	timeout := fs.Duration("timeout", 60*time.Second, "deadline for the call")
 	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
+	session := fs.String("session", os.Getenv(envSession), "call into a running session: its endpoint (default $"+envSession+"); the apps it launched stay for the next call")
 	sf := addSessionFlags(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if *session != "" {
+		return runEndpointCall(ctx, fs, *session, *timeout, stdout, stderr)
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fmt.Fprintln(stderr, "usage: cua-host call [flags] TOOL [ARGS_JSON]")
@@ -171,4 +175,49 @@ func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySe
 		return shared(mode), nil
 	}
 	return nil, fmt.Errorf("--display %q: want auto, private or :N", mode)
+}
+
+// runEndpointCall is `cua-host call --session ENDPOINT TOOL [ARGS_JSON]`: one tool call
+// through a running session's endpoint. Flags that configure a fresh host are refused.
+func runEndpointCall(ctx context.Context, fs *flag.FlagSet, endpoint string, timeout time.Duration, stdout, stderr io.Writer) int {
+	var foreign []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "session", "timeout", "log-level":
+		default:
+			foreign = append(foreign, "--"+f.Name)
+		}
+	})
+	if len(foreign) > 0 {
+		fmt.Fprintf(stderr, "cua-host call: %s configure a fresh host; a session's settings were fixed when it started\n", strings.Join(foreign, ", "))
+		return 2
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fmt.Fprintln(stderr, "usage: cua-host call --session ENDPOINT TOOL [ARGS_JSON]")
+		return 2
+	}
+	argsJSON := json.RawMessage("{}")
+	if fs.NArg() == 2 {
+		argsJSON = json.RawMessage(fs.Arg(1))
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(argsJSON, &obj); err != nil || obj == nil {
+			fmt.Fprintf(stderr, "cua-host call: ARGS_JSON must be a JSON object: %s\n", fs.Arg(1))
+			return 2
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := callEndpoint(cctx, endpoint, fs.Arg(0), argsJSON)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
+		return 1
+	}
+	if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		fmt.Fprintf(stderr, "cua-host call: write result: %v\n", err)
+		return 1
+	}
+	if out.Outcome == "completed" && !out.IsError {
+		return 0
+	}
+	return 1
 }

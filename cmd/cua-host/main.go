@@ -5,13 +5,18 @@
 //
 //	cua-host run [flags]                     serve MCP to one agent (stdio or loopback HTTP)
 //	cua-host call [flags] TOOL [ARGS_JSON]   run one tool in a fresh host, worker and session
+//	cua-host call --session EP TOOL [ARGS]   run one tool in a running session
+//	cua-host serve [flags]                   a host driven by JSON-RPC on stdin/stdout
+//	cua-host session start|stop              a detached session for shell scripts
+//	cua-host mcp-connect ENDPOINT            a stdio MCP server relaying to a session endpoint
 //	cua-host policy check|eval …             test policy files without a desktop
 //	cua-host journal verify|show DIR         check or look at a journal (--journal DIR)
 //	cua-host inventory [--json]              print the reviewed tool inventory
 //	cua-host version                         print the version
 //
-// The hidden entry points `__worker` and `__mcp-proxy` are how the host re-executes itself
-// as a worker and as the MCP proxy.
+// The hidden entry points `__worker`, `__mcp-proxy` and `__serve-janitor` are how the host re-executes itself
+// as a worker, as the MCP proxy, and as the process that removes serve's endpoint
+// directory after it.
 package main
 
 import (
@@ -21,6 +26,7 @@ import (
 	"os"
 
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/serve"
 	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/worker"
 )
@@ -50,6 +56,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCall(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runRun(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr)
+	case "session":
+		return runSession(ctx, args[1:], stdout, stderr)
+	case "mcp-connect":
+		return runMCPConnect(ctx, args[1:], stdout, stderr)
+	case "__serve-janitor":
+		return serve.RunJanitor(args[1:], stderr)
 	case "__mcp-proxy":
 		return runProxy(args[1:])
 	case "policy":
@@ -78,6 +92,11 @@ func usage(w io.Writer) {
                [--journal DIR [--journal-text] [--journal-screenshots=false]
                 [--journal-max-shots N] [--journal-max-shot-bytes N]]
   cua-host call [--display auto|private|:N] [--timeout D] [--log-level L] [--journal DIR …] TOOL [ARGS_JSON]
+  cua-host call --session ENDPOINT [--timeout D] TOOL [ARGS_JSON]   (or $CUA_HOST_SESSION) a running session
+  cua-host serve [--log-file F] [--allow-modes M,…] [--policy F] [--consent-timeout D]   JSON-RPC on stdio (docs/serve.md)
+  cua-host session start [--display private|:N] [--mode M] [--manifest F] [--label L] [--json]
+  cua-host session stop [ENDPOINT]
+  cua-host mcp-connect ENDPOINT               stdio MCP relayed to a session's endpoint
   cua-host journal verify [--json] DIR        exit 0: intact and ended in order; 1: tampered or cut off
   cua-host journal show DIR [-o FILE] [--json]  one self-contained HTML report (or JSON)
   cua-host policy check [--managed-policy FILE] [--policy FILE]

@@ -23,4 +23,16 @@ const (
 	// (Bootstrap) once the session is bound, then end-of-file when the host lets the
 	// proxy go.
 	ProxyBootstrapFD = 4
+	// ProxyEndpointFD is a listening AF_UNIX SOCK_STREAM socket the proxy serves MCP on
+	// (newline-delimited JSON-RPC, one MCP session per connection) when started with
+	// --endpoint: a session endpoint of `cua-host serve`.
+	ProxyEndpointFD = 5
+	// ProxyHTTPListenerFD is a listening loopback TCP socket the proxy serves streamable
+	// HTTP on, behind the bootstrap line's bearer token, when started with --endpoint-http
+	// (which needs --endpoint).
+	ProxyHTTPListenerFD = 6
 )
+
+// ProxyExitIdle is the proxy's exit code when no call came within its --idle-exit
+// lifetime: its host ends the session as idle-expired.
+const ProxyExitIdle = 3

@@ -1,0 +1,197 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/display"
+)
+
+// domain is one trust domain: one worker and the display it drives. Its sessions share
+// both; no other domain ever does.
+type domain struct {
+	s    *Server
+	name string
+
+	// startMu serialises starting the domain (its first session) and adding sessions.
+	startMu sync.Mutex
+
+	// mu guards the fields below.
+	mu          sync.Mutex
+	h           *host.Host
+	disp        *display.Display // nil on a shared display
+	displayName string           // "private" until started, then ":N"
+	wantDisplay string           // what create_session asked for: "private" or ":N"
+	pids        []int            // the private display's processes
+	sessions    map[string]*session
+	stopped     bool
+	// stopDone is closed once stop has finished.
+	stopDone chan struct{}
+}
+
+// start starts the display and the worker; d.startMu is held.
+// Preconditions: the domain has not started.
+func (d *domain) startLocked(ctx context.Context, want string) (err error) {
+	s := d.s
+	envs := []string{"DISPLAY=" + want}
+	facts := host.DisplayFacts{Name: want}
+	var disp *display.Display
+	var pids []int
+	if want == "private" {
+		disp, err = display.Start(ctx, display.Options{Logger: s.log, Width: s.opts.Width, Height: s.opts.Height, WindowManager: true, SessionBus: true})
+		if err != nil {
+			return fmt.Errorf("private display: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				disp.Close()
+			}
+		}()
+		envs = disp.Env()
+		facts = host.DisplayFacts{Name: disp.Name(), Private: true, ServerPID: disp.ServerPID(), XAuthority: disp.XAuthority()}
+		pids = disp.PIDs()
+	}
+	domain := d.name
+	h, err := host.Start(ctx, host.Options{
+		Logger:           s.log.With("trust_domain", d.name),
+		WorkerLogLevel:   s.opts.WorkerLogLevel,
+		WorkerPath:       s.opts.WorkerPath,
+		WorkerArgs:       s.opts.WorkerArgs,
+		Env:              envs,
+		Display:          facts,
+		ProtectedPIDs:    pids,
+		ProtectAncestors: s.opts.ProtectAncestors,
+		Ceiling:          s.opts.Ceiling,
+		Policy:           s.opts.Policy,
+		Consent: func(ctx context.Context, r host.ConsentRequest) host.ConsentDecision {
+			return s.consent.ask(ctx, domain, r)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if d.stopped { // the host began shutting down meanwhile
+		d.mu.Unlock()
+		h.Close()
+		return errDomainStopped
+	}
+	d.h, d.disp, d.displayName, d.wantDisplay, d.pids = h, disp, facts.Name, want, pids
+	d.mu.Unlock()
+	s.log.Info("trust domain started", "trust_domain", d.name, "worker_pid", h.PID(), "display", facts.Name, "private", facts.Private)
+	s.wg.Add(1)
+	go d.watch(h)
+	return nil
+}
+
+// watch reports a worker that exited while the domain was in use and ends the domain.
+func (d *domain) watch(h *host.Host) {
+	defer d.s.wg.Done()
+	select {
+	case <-h.Exited():
+	case <-d.stopDone:
+		return
+	}
+	d.mu.Lock()
+	stopped := d.stopped
+	d.mu.Unlock()
+	if stopped {
+		return
+	}
+	reason := "exited"
+	if err := h.Err(); err != nil {
+		reason = err.Error()
+	}
+	d.s.log.Warn("worker exited", "trust_domain", d.name, "pid", h.PID(), "reason", reason)
+	d.s.notify("worker_exited", map[string]any{"trust_domain": d.name, "pid": h.PID(), "reason": reason})
+	d.stop(context.WithoutCancel(d.s.baseCtx), reasonWorkerExited)
+}
+
+// stop ends every session of the domain with reason, then the worker and the display. It
+// is idempotent; later callers wait for the first.
+func (d *domain) stop(ctx context.Context, reason string) {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		<-d.stopDone
+		return
+	}
+	d.stopped = true
+	sessions := make([]*session, 0, len(d.sessions))
+	for _, sess := range d.sessions {
+		sessions = append(sessions, sess)
+	}
+	h, disp := d.h, d.disp
+	d.mu.Unlock()
+	defer close(d.stopDone)
+
+	d.s.mu.Lock()
+	if d.s.domains[d.name] == d {
+		delete(d.s.domains, d.name)
+	}
+	d.s.mu.Unlock()
+
+	// The worker revokes everything on Shutdown; the proxies see their channels end.
+	var wg sync.WaitGroup
+	for _, sess := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sess.finish(reason)
+		}()
+	}
+	if h != nil {
+		if err := h.Shutdown(ctx); err != nil {
+			d.s.log.Warn("stop worker", "trust_domain", d.name, "err", err)
+		}
+	}
+	wg.Wait()
+	if disp != nil {
+		disp.Close()
+	}
+	d.s.log.Info("trust domain stopped", "trust_domain", d.name, "reason", reason)
+}
+
+// sessionEnded forgets sess and stops the domain when it was the last session.
+func (d *domain) sessionEnded(sess *session) {
+	d.mu.Lock()
+	delete(d.sessions, sess.label)
+	last := len(d.sessions) == 0 && !d.stopped
+	d.mu.Unlock()
+	if last {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.s.baseCtx), shutdownBudget)
+		defer cancel()
+		d.stop(ctx, reasonRevoked)
+	}
+}
+
+// drives reports whether the domain drives the display named name (":N").
+func (d *domain) drives(name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.stopped && (d.wantDisplay == name || d.displayName == name)
+}
+
+// info describes the domain's worker and display; ok is false before it started.
+func (d *domain) info() (WorkerInfo, DisplayInfo, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.h == nil || d.stopped {
+		return WorkerInfo{}, DisplayInfo{}, false
+	}
+	w := WorkerInfo{TrustDomain: d.name, PID: d.h.PID(), Generation: d.h.Generation(), Display: d.displayName, Sessions: []string{}}
+	for label := range d.sessions {
+		w.Sessions = append(w.Sessions, label)
+	}
+	disp := DisplayInfo{Name: d.displayName, Private: d.disp != nil, TrustDomain: d.name}
+	if d.disp != nil {
+		disp.ServerPID, disp.PIDs = d.disp.ServerPID(), d.disp.PIDs()
+	}
+	return w, disp, true
+}
+
+// errDomainStopped is returned by a domain start that the host's shutdown overtook.
+var errDomainStopped = errors.New("the trust domain stopped")
