@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/cua-host/cua-host/host"
@@ -37,7 +39,9 @@ type domain struct {
 func (d *domain) startLocked(ctx context.Context, want string) (err error) {
 	s := d.s
 	envs := []string{"DISPLAY=" + want}
-	facts := host.DisplayFacts{Name: want}
+	// On a shared display the host's own connection (it removes the input devices of a
+	// worker that was killed) uses the cookie every X client of this user uses.
+	facts := host.DisplayFacts{Name: want, XAuthority: userXAuthority()}
 	var disp *display.Display
 	var pids []int
 	if want == "private" {
@@ -195,3 +199,15 @@ func (d *domain) info() (WorkerInfo, DisplayInfo, bool) {
 
 // errDomainStopped is returned by a domain start that the host's shutdown overtook.
 var errDomainStopped = errors.New("the trust domain stopped")
+
+// userXAuthority is the Xauthority file X clients of this user read: $XAUTHORITY, else
+// ~/.Xauthority; "" when neither can be named.
+func userXAuthority() string {
+	if v := os.Getenv("XAUTHORITY"); v != "" {
+		return v
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".Xauthority")
+	}
+	return ""
+}
