@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench-compare.sh runs the same figures on an earlier revision and on the working tree, in
+# one go, and prints them side by side: authorization per call, the no-op round trip, and
+# typing 200 ASCII and 200 mixed characters into xterm against xdotool. Medians of COUNT
+# runs; the machines are small and noisy, so the two trees' runs are interleaved.
+#
+#   scripts/bench-compare.sh              against the revision before the last 20 commits
+#   scripts/bench-compare.sh REV          against REV
+#   COUNT=7 scripts/bench-compare.sh REV  more runs per benchmark
+#
+# The earlier revision is checked out in a temporary worktree; benchmarks it lacks print "-".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base="${1:-HEAD~20}"
+COUNT="${COUNT:-5}"
+rev=$(git rev-parse --short "$base")
+tmp=$(mktemp -d)
+trap 'git worktree remove --force "$tmp/before" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+git worktree add --detach "$tmp/before" "$rev" >/dev/null 2>&1
+after=$PWD
+before="$tmp/before"
+
+# gobench TREE PKG PATTERN: the median ns/op of each benchmark matching PATTERN, "NAME NS".
+gobench() {
+  (cd "$1" && go test -run '^$' -bench "$3" -benchtime 20000x -count "$COUNT" "$2" 2>/dev/null) |
+    awk '/^Benchmark/ {name=$1; sub(/-[0-9]+$/, "", name); print name, $3}' | sort -k1,1 -k2,2n |
+    awk '{v[$1] = v[$1] " " $2; n[$1]++} END {for (k in v) {split(v[k], a, " "); print k, a[int((n[k]+1)/2)]}}' | sort
+}
+
+printf '== %s (before) vs working tree (after), medians of %s runs\n\n' "$rev" "$COUNT"
+printf '%-56s %12s %12s %8s\n' "benchmark" "before" "after" "after/before"
+for spec in "./worker/ BenchmarkAuthorize/(none|yaml)/(noop|click_own_window)$" "./host/ BenchmarkRoundTrip$"; do
+  read -r pkg pattern <<<"$spec"
+  join -a 1 -e - -o 0,1.2,2.2 <(gobench "$after" "$pkg" "$pattern") <(gobench "$before" "$pkg" "$pattern") |
+    while read -r name a b; do
+      ratio=-
+      [ "$b" != - ] && ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a/b}')
+      printf '%-56s %10s ns %10s ns %8s\n' "$name" "$b" "$a" "$ratio"
+    done
+done
+echo "goals: authorization of a window-target call ≤ 5000 ns; the no-op round trip no slower"
+
+# Typing: each tree's own desktop benchmark (xterm on a private Xvfb, against xdotool).
+typing() {
+  (cd "$1" && go build -o "$tmp/xevlog.$2" ./test/xevlog && go build -o "$tmp/benchdesktop.$2" ./test/benchdesktop) || return 0
+  "$tmp/benchdesktop.$2" -xevlog "$tmp/xevlog.$2" -n 3 -type-runs "$COUNT" 2>/dev/null |
+    awk '/^type_text 200/ && !seen[$3]++ {
+      d = 0; ours = ""; ref = ""; note = ""
+      for (i = 4; i <= NF; i++) {
+        if ($i ~ /^[0-9.]+(µs|ms|s)$/) { if (d == 0) ours = $i; else if (d == 1) ref = $i; d++ }
+        if ($i == "exact") { for (j = i; j <= NF; j++) note = note " " $j; break }
+      }
+      print "type_text 200 " $3 " chars|" ours "|" ref "|" note
+    }'
+}
+echo
+printf '%-34s %-10s %12s %12s %8s  %s\n' "typing (first delivery of each tree)" "tree" "median" "xdotool" "ratio" "note"
+for t in before after; do
+  dir=$before
+  [ "$t" = after ] && dir=$after
+  typing "$dir" "$t" | while IFS='|' read -r op ours ref note; do
+    printf '%-34s %-10s %12s %12s %8s  %s\n' "$op" "$t" "$ours" "$ref" \
+      "$(awk -v o="$ours" -v r="$ref" 'function ms(s) {if (s ~ /ms$/) return s+0; if (s ~ /µs$/) return (s+0)/1000; return (s+0)*1000} BEGIN {printf "%.1f×", ms(r)/ms(o)}')" "$note"
+  done
+done
+echo "goal: typing 200 mixed characters ≥ 10× faster than xdotool, exact in every run"
