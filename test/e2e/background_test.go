@@ -29,8 +29,9 @@ func mixedText(n int) string {
 // terminal focused, their pointer parked — an agent in the default mode launches its own
 // terminal and a zenity entry, clicks them, types 200 mixed characters and presses 100
 // keys through `cua-host run`, while the person types into their own terminal between the
-// agent's actions. Oracles: the files the terminals and zenity write, and xdotool for the
-// core pointer and the core keyboard focus, which never move.
+// agent's actions. Oracles: the files the terminals and zenity write, xdotool for the core
+// pointer and the core keyboard focus, which never move, and `xinput test-xi2` for the
+// device every key and click came from.
 func TestBackgroundDeliverySharesTheDesktop(t *testing.T) {
 	needDesktop(t)
 	need(t, "xdotool", "zenity", "xinput")
@@ -94,6 +95,23 @@ func TestBackgroundDeliverySharesTheDesktop(t *testing.T) {
 		}
 	}
 	untouched("before the agent starts")
+
+	// The server's own account of who typed and clicked: xinput logs the raw events of every
+	// device on the root window, with the device that sent them.
+	rawLog := filepath.Join(dir, "xi2.log")
+	raw := exec.Command("stdbuf", "-oL", "xinput", "test-xi2", "--root")
+	raw.Env = xenv
+	rawOut, err := os.Create(rawLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rawOut.Close()
+	raw.Stdout = rawOut
+	if err := raw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { raw.Process.Kill(); raw.Wait() }()
+	time.Sleep(200 * time.Millisecond) // it has selected the events
 
 	// The agent: `cua-host run` on the person's display, default mode, default delivery.
 	// zenity is a desktop application the person's system declares.
@@ -183,6 +201,24 @@ func TestBackgroundDeliverySharesTheDesktop(t *testing.T) {
 	if list := xinputList(t, xenv); !strings.Contains(list, "cua-host mcp (pid ") {
 		t.Errorf("no input devices of the session are listed while it runs:\n%s", list)
 	}
+	// Every agent key and click came from the session's devices; the person's keys from the
+	// core keyboard, and no click from the core pointer.
+	seatPtr, seatKbd := seatIDs(t, xenv)
+	time.Sleep(200 * time.Millisecond)
+	counts := rawCounts(t, rawLog)
+	agentKeys := len([]rune(text)) + 100 + 2
+	if n := counts[[2]string{"RawKeyPress", seatKbd}]; n < agentKeys {
+		t.Errorf("the session's keyboard (%s) sent %d raw key presses, want at least %d (%v)", seatKbd, n, agentKeys, counts)
+	}
+	if n := counts[[2]string{"RawButtonPress", seatPtr}]; n != 2 {
+		t.Errorf("the session's pointer (%s) sent %d raw button presses, want the 2 clicks (%v)", seatPtr, n, counts)
+	}
+	if n := counts[[2]string{"RawButtonPress", "2"}]; n != 0 {
+		t.Errorf("the core pointer sent %d raw button presses, want none (%v)", n, counts)
+	}
+	if n, want := counts[[2]string{"RawKeyPress", "3"}], len(personTyped); n != want {
+		t.Errorf("the core keyboard sent %d raw key presses, want the person's %d (%v)", n, want, counts)
+	}
 	rp.mustCall(t, "end_session", nil)
 	if !waitFor(5*time.Second, func() bool { return !strings.Contains(xinputList(t, xenv), "cua-host ") }) {
 		t.Errorf("input devices of the ended session are still listed:\n%s", xinputList(t, xenv))
@@ -222,4 +258,64 @@ func xinputList(t testing.TB, env []string) string {
 		t.Fatalf("xinput list: %v: %s", err, out)
 	}
 	return string(out)
+}
+
+// seatIDs returns the XInput ids of the session's master pointer and keyboard, from
+// `xinput list`.
+func seatIDs(t testing.TB, env []string) (pointer, keyboard string) {
+	t.Helper()
+	for _, line := range strings.Split(xinputListFull(t, env), "\n") {
+		name, rest, ok := strings.Cut(strings.TrimLeft(line, "⎡⎜⎣↳ \t"), "\tid=")
+		if !ok || !strings.HasPrefix(name, "cua-host mcp (pid ") {
+			continue
+		}
+		id, _, _ := strings.Cut(rest, "\t")
+		switch {
+		case strings.HasSuffix(strings.TrimSpace(name), ") pointer"):
+			pointer = id
+		case strings.HasSuffix(strings.TrimSpace(name), ") keyboard"):
+			keyboard = id
+		}
+	}
+	if pointer == "" || keyboard == "" {
+		t.Fatalf("the session's devices are not in xinput list:\n%s", xinputListFull(t, env))
+	}
+	return pointer, keyboard
+}
+
+func xinputListFull(t testing.TB, env []string) string {
+	t.Helper()
+	cmd := exec.Command("xinput", "list", "--short")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("xinput list: %v: %s", err, out)
+	}
+	return string(out)
+}
+
+// rawCounts counts `xinput test-xi2` events by type name and master device id.
+func rawCounts(t testing.TB, path string) map[[2]string]int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[[2]string]int{}
+	typ := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "EVENT type "); ok {
+			if i, j := strings.Index(rest, "("), strings.Index(rest, ")"); i >= 0 && j > i {
+				typ = rest[i+1 : j]
+			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "device: "); ok && typ != "" {
+			dev, _, _ := strings.Cut(rest, " ")
+			counts[[2]string{typ, dev}]++
+			typ = ""
+		}
+	}
+	return counts
 }
