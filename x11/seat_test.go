@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jezek/xgb"
+
+	"github.com/cua-host/cua-host/internal/xinput2"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -111,4 +114,36 @@ func TestRemoveStaleSeats(t *testing.T) {
 	if strings.Contains(list, stale) || !strings.Contains(list, own.Name()) || !strings.Contains(list, "someone else pointer") {
 		t.Errorf("after RemoveStaleSeats:\n%s", list)
 	}
+}
+
+// TestRemovedSeatReleasesWhatItHeld: removing the pair of a process that died with a
+// button down releases the button first: the window that got the press gets the release.
+func TestRemovedSeatReleasesWhatItHeld(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200})
+	w := windowOf(t, b, xl)
+	seat, err := b.OpenSeat(t.Context(), "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seat.Close(context.Background())
+	p := x11.Point{X: w.Frame.X + 10, Y: w.Frame.Y + 10}
+	if err := seat.Devices().ButtonDown(t.Context(), p, x11.ButtonLeft); err != nil {
+		t.Fatal(err)
+	}
+	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_press")) == 1 })
+	// Another connection removes the pair, as a host does for its killed worker.
+	c, err := xgb.NewConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := xinput2.Init(c); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := xinput2.RemoveSeats(c, func(pid int) bool { return pid == os.Getpid() })
+	if err != nil || len(removed) != 1 {
+		t.Fatalf("RemoveSeats = %v, %v", removed, err)
+	}
+	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == 1 })
 }

@@ -70,16 +70,9 @@ type Device struct {
 // Init makes XInput2 usable on c: it records the extension's major opcode in c and
 // announces XI 2.2, which the server requires before any other XI2 request of a client.
 func Init(c *xgb.Conn) error {
-	r, err := xproto.QueryExtension(c, uint16(len(Extension)), Extension).Reply()
-	if err != nil {
-		return fmt.Errorf("QueryExtension %s: %w", Extension, err)
+	if err := recordExtension(c, Extension); err != nil {
+		return err
 	}
-	if !r.Present {
-		return fmt.Errorf("%w: no %s", ErrUnsupported, Extension)
-	}
-	c.ExtLock.Lock()
-	c.Extensions[Extension] = r.MajorOpcode
-	c.ExtLock.Unlock()
 	buf := request(c, opQueryVersion, 4)
 	xgb.Put16(buf[4:], 2)
 	xgb.Put16(buf[6:], 2)
@@ -302,9 +295,60 @@ func ParseSeatPointer(name string) (label string, pid int, ok bool) {
 	return rest[:i], pid, true
 }
 
-// RemoveSeats removes every master pair named by SeatName whose pid remove selects, and
-// returns the pointer names of the pairs it removed. It goes on past a failed removal and
-// returns the first error.
+// releaseAll releases whatever the pair of master pointer id still holds — its buttons and
+// its keyboard's keys — as the process that made it would have before removing it: a
+// removed device's held buttons and keys are never released to the windows that got them.
+// It sends XTEST releases on c with the pair as c's client pointer (releases of what is not
+// down are ignored), then makes the core pointer c's client pointer again.
+func releaseAll(c *xgb.Conn, id uint16) error {
+	if err := recordExtension(c, "XTEST"); err != nil {
+		return err
+	}
+	if err := SetClientPointer(c, 0, id); err != nil {
+		return err
+	}
+	const fakeInput = 2 // XTEST minor opcode
+	send := func(typ, detail byte) {
+		buf := make([]byte, 36)
+		c.ExtLock.RLock()
+		buf[0] = c.Extensions["XTEST"]
+		c.ExtLock.RUnlock()
+		buf[1] = fakeInput
+		xgb.Put16(buf[2:], 9)
+		buf[4], buf[5] = typ, detail
+		// time 0 (now), window None, x y 0, device 0 (the client pointer's)
+		c.NewRequest(buf, c.NewCookie(false, false))
+	}
+	for b := byte(1); b <= 7; b++ {
+		send(xproto.ButtonRelease, b)
+	}
+	setup := xproto.Setup(c)
+	for k := int(setup.MinKeycode); k <= int(setup.MaxKeycode); k++ {
+		send(xproto.KeyRelease, byte(k))
+	}
+	_, err := xproto.GetInputFocus(c).Reply() // the releases were processed
+	return err
+}
+
+// recordExtension records extension name's major opcode in c, as xgb's extension packages'
+// Init do, without touching xgb's process-wide event tables.
+func recordExtension(c *xgb.Conn, name string) error {
+	r, err := xproto.QueryExtension(c, uint16(len(name)), name).Reply()
+	if err != nil {
+		return fmt.Errorf("QueryExtension %s: %w", name, err)
+	}
+	if !r.Present {
+		return fmt.Errorf("%w: no %s", ErrUnsupported, name)
+	}
+	c.ExtLock.Lock()
+	c.Extensions[name] = r.MajorOpcode
+	c.ExtLock.Unlock()
+	return nil
+}
+
+// RemoveSeats removes every master pair named by SeatName whose pid remove selects, after
+// releasing what it holds, and returns the pointer names of the pairs it removed. It goes
+// on past a failed removal and returns the first error.
 func RemoveSeats(c *xgb.Conn, remove func(pid int) bool) ([]string, error) {
 	devs, err := Devices(c)
 	if err != nil {
@@ -317,6 +361,9 @@ func RemoveSeats(c *xgb.Conn, remove func(pid int) bool) ([]string, error) {
 			continue
 		}
 		if _, pid, ok := ParseSeatPointer(d.Name); ok && remove(pid) {
+			if err := releaseAll(c, d.ID); err != nil {
+				first = cmp.Or(first, err)
+			}
 			if err := RemoveMaster(c, d.ID); err != nil {
 				first = cmp.Or(first, err)
 				continue

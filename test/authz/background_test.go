@@ -142,13 +142,15 @@ func hasPress(evs []event, x, y int) bool {
 }
 
 // TestSessionDevicesRemoved: a session's input devices go when it ends, when the host
-// revokes it, and when its worker is killed (the host removes them then). Oracle: xinput.
+// revokes it, and when its worker is killed (the host removes them then), and a button
+// they held is released when the session ends. Oracles: xinput, and the window that got
+// the press.
 func TestSessionDevicesRemoved(t *testing.T) {
 	requireDesktop(t)
 	user := userDesk(t)
 	h := startSharedHost(t, host.Options{})
 	n := 0
-	use := func(label string) *host.Session {
+	use := func(label string) (*host.Session, *app) {
 		t.Helper()
 		s := session(t, h, host.SessionSpec{Label: label})
 		a := launchApp(t, s, appA, label+"-win")
@@ -158,17 +160,22 @@ func TestSessionDevicesRemoved(t *testing.T) {
 		if !strings.Contains(devices(t), "cua-host "+label+" (pid ") {
 			t.Fatalf("%s: the session's devices are not listed:\n%s", label, devices(t))
 		}
-		return s
+		// A button left held: ending the session must release it.
+		check(t, label+" mouse_button_down", call(t, s, "mouse_button_down", map[string]any{"pid": a.PID, "window_id": a.Window, "x": 9, "y": 9}), "")
+		a.waitCount(t, "button_press", 2)
+		return s, a
 	}
-	s := use("dev-end")
+	s, a := use("dev-end")
 	check(t, "end_session", call(t, s, "end_session", nil), "")
 	waitGone(t, "after end_session", "cua-host dev-end ")
+	a.waitCount(t, "button_release", 2)
 
-	s = use("dev-revoke")
+	s, a = use("dev-revoke")
 	if err := s.Revoke(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, "after revocation", "cua-host dev-revoke ")
+	a.waitCount(t, "button_release", 2)
 
 	use("dev-kill")
 	pid := h.PID()
