@@ -294,3 +294,86 @@ func TestServeLifecycle(t *testing.T) {
 		})
 	}
 }
+
+// waitNote waits up to limit for a notification method whose params pred accepts.
+func (p *serveProc) waitNote(method string, limit time.Duration, pred func(map[string]any) bool) map[string]any {
+	p.t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		for _, n := range p.notes {
+			params, _ := n["params"].(map[string]any)
+			if n["method"] == method && pred(params) {
+				p.mu.Unlock()
+				return params
+			}
+		}
+		p.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.t.Fatalf("no %s notification within %v", method, limit)
+	return nil
+}
+
+// TestServeStatusInFlight: a status taken while a call waits for the app's consent shows
+// it in flight on its session and worker (and waiting for consent); one taken after the
+// call returned shows nothing in flight.
+func TestServeStatusInFlight(t *testing.T) {
+	requireDisplayPrograms(t)
+	bin := buildBinary(t)
+	p := startServe(t, bin)
+	a := p.mustCall("create_session", map[string]any{"label": "a", "trust_domain": "one"})
+	p.mustCall("create_session", map[string]any{"label": "b", "trust_domain": "two"})
+	sessionOf := func(st map[string]any, label string) map[string]any {
+		for _, s := range st["sessions"].([]any) {
+			if m := s.(map[string]any); m["label"] == label {
+				return m
+			}
+		}
+		t.Fatalf("status lists no session %s: %v", label, st)
+		return nil
+	}
+	st := p.mustCall("status", nil)
+	if st["in_flight_calls"] != float64(0) || sessionOf(st, "a")["in_flight_calls"] != float64(0) {
+		t.Fatalf("idle status = %v, want nothing in flight", st)
+	}
+
+	// clipboard_read needs consent in a standard session: the call waits for the app.
+	call := exec.Command(bin, "call", "--session", a["endpoint"].(map[string]any)["unix"].(string), "clipboard_read")
+	var out strings.Builder
+	call.Stdout, call.Stderr = &out, &out
+	if err := call.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer call.Process.Kill()
+	req := p.waitNote("consent_request", 20*time.Second, func(m map[string]any) bool { return m["session"] == "a" })
+	st = p.mustCall("status", nil)
+	sa := sessionOf(st, "a")
+	calls, _ := sa["calls"].([]any)
+	if st["in_flight_calls"] != float64(1) || sa["in_flight_calls"] != float64(1) || sa["awaiting_consent"] != float64(1) ||
+		len(calls) != 1 || calls[0].(map[string]any)["tool"] != "clipboard_read" || st["pending_consent"] != float64(1) {
+		t.Errorf("status while clipboard_read waits for consent = %v; want it in flight on a, awaiting consent", st)
+	}
+	for _, w := range st["workers"].([]any) {
+		w := w.(map[string]any)
+		want := float64(0)
+		if w["trust_domain"] == "one" {
+			want = 1
+		}
+		if w["in_flight_calls"] != want || w["status_error"] != nil {
+			t.Errorf("worker %v: in_flight_calls %v (error %v), want %v", w["trust_domain"], w["in_flight_calls"], w["status_error"], want)
+		}
+	}
+	if sb := sessionOf(st, "b"); sb["in_flight_calls"] != float64(0) {
+		t.Errorf("session b = %v, want nothing in flight", sb)
+	}
+
+	p.mustCall("consent_decision", map[string]any{"id": req["id"], "granted": true})
+	if err := call.Wait(); err != nil {
+		t.Fatalf("call clipboard_read after consent: %v\n%s", err, out.String())
+	}
+	st = p.mustCall("status", nil)
+	if sa := sessionOf(st, "a"); st["in_flight_calls"] != float64(0) || sa["in_flight_calls"] != float64(0) || sa["awaiting_consent"] != float64(0) || len(sa["calls"].([]any)) != 0 {
+		t.Errorf("status after the call returned = %v, want nothing in flight", st)
+	}
+}
