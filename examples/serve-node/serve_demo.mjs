@@ -8,9 +8,9 @@
 //
 // It creates two sessions in two trust domains, checks that they run in different workers
 // on different private displays, makes one session type into a terminal (the file the
-// terminal writes is the oracle), answers a consent request, revokes one session and shows
-// the other still works, then closes stdin and checks that every worker, proxy, display
-// and endpoint is gone.
+// terminal writes is the oracle), answers a consent request (taking a status first, which
+// shows the asking call in flight), revokes one session and shows the other still works,
+// then closes stdin and checks that every worker, proxy, display and endpoint is gone.
 //
 //     npm ci && node serve_demo.mjs --bin /path/to/cua-host [--out DIR]
 //
@@ -53,6 +53,9 @@ class Serve {
     this.notes = []; // notifications not yet waited for
     this.noteWaiters = [];
     this.consents = [];
+    // statusAtConsent holds, per consent_request, what status said of the asking session
+    // before the app answered.
+    this.statusAtConsent = [];
     this.grant = true;
     this.exited = new Promise((resolve) => this.proc.on("exit", (code, signal) => resolve({ code, signal })));
     // A write after serve exited must not kill the demo: the exit is what it reports.
@@ -66,14 +69,29 @@ class Serve {
       this.waiting.delete(msg.id);
       w?.resolve(msg);
     } else if (msg.method === "consent_request") {
-      const req = msg.params;
-      this.consents.push(req);
-      log(`  consent_request #${req.id}: ${req.session} wants ${req.operation} on ${req.resource} (${req.tool}) → ${this.grant ? "grant" : "deny"}`);
-      this.request("consent_decision", { id: req.id, granted: this.grant });
+      this.#decide(msg.params);
     } else {
       this.notes.push(msg);
       for (const w of this.noteWaiters) w();
     }
+  }
+
+  /**
+   * decide answers one consent_request. Before it does, it takes a status: the call that
+   * asked is in flight in its worker, waiting for this very decision.
+   */
+  async #decide(req) {
+    this.consents.push(req);
+    let s;
+    try {
+      const st = await this.call("status");
+      s = st.sessions.find((x) => x.label === req.session);
+    } catch (err) {
+      log(`  status: ${err.message}`); // the decision goes out all the same
+    }
+    this.statusAtConsent.push({ session: req.session, in_flight_calls: s?.in_flight_calls, awaiting_consent: s?.awaiting_consent, tools: s?.calls?.map((c) => c.tool) });
+    log(`  consent_request #${req.id}: ${req.session} wants ${req.operation} on ${req.resource} (${req.tool}); status: ${s?.in_flight_calls} call(s) in flight [${s?.calls?.map((c) => c.tool).join(", ")}], ${s?.awaiting_consent} awaiting consent → ${this.grant ? "grant" : "deny"}`);
+    this.request("consent_decision", { id: req.id, granted: this.grant });
   }
 
   /** request sends one request and resolves with the whole reply object. */
@@ -201,6 +219,11 @@ async function main() {
   const { sc: clip } = await tool(b, "clipboard_read");
   check(serve.consents.some((c) => c.session === "beta"), "a consent_request for beta reached the app and was answered");
   check(clip.outcome === "completed" && JSON.stringify(clip).includes("from-beta"), "the granted clipboard_read completed with beta's text");
+  const atConsent = serve.statusAtConsent.find((x) => x.session === "beta");
+  check(atConsent?.in_flight_calls === 1 && atConsent.awaiting_consent === 1 && atConsent.tools?.[0] === "clipboard_read",
+    "while the app decided, status showed beta's clipboard_read in flight, awaiting consent");
+  const after = await serve.call("status");
+  check(after.in_flight_calls === 0, "once it returned, status shows no call in flight");
 
   log("→ revoke alpha");
   await serve.call("revoke_session", { session: "alpha" });
