@@ -363,6 +363,8 @@ func (h *Host) read() {
 			h.deliver(frame)
 		case *cuav1.ControlFrame_ConsentRequest:
 			h.serveConsent(frame.GetCallId(), b.ConsentRequest)
+		case *cuav1.ControlFrame_WorkerStatus:
+			h.deliver(frame)
 		default:
 			h.fail(&wire.ViolationError{Reason: "unexpected_kind", Detail: wire.KindOf(frame) + " from the worker after Ready"})
 			h.ctrl.Close()

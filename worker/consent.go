@@ -90,6 +90,14 @@ type pendingConsent struct {
 // it does not. A nil refusal means the call may run.
 func (s *session) obtainConsent(ctx context.Context, toolName string, r authz.Resource) *authz.Refusal {
 	key := r.Key()
+	s.mu.Lock()
+	s.awaitingConsent++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.awaitingConsent--
+		s.mu.Unlock()
+	}()
 	for {
 		s.mu.Lock()
 		if p := s.asking[key]; p != nil {

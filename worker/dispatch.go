@@ -36,8 +36,10 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 	// Stages 1 and 2, once: the arguments decoded and sanitized, the name canonical.
 	call := newRequest(req.GetName(), req.GetArguments())
 	quick := false
+	toolName := ""
 	if t, ok := s.w.reg.Lookup(call.name); ok {
 		quick = t.Quick && quickOnReader
+		toolName = t.Name
 	}
 	if quick {
 		// Runs on the reader (serve): nothing reads the channel meanwhile, so no Cancel can
@@ -45,12 +47,18 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 		// and the session's end still cancel it.
 		cctx, cancel := context.WithCancelCause(s.ctx)
 		ctx := deadlineCtx{Context: cctx, at: deadline}
-		c := &inflightCall{cancel: cancel}
+		c := &inflightCall{cancel: cancel, tool: toolName, received: now}
 		s.w.deadlines.add(c, deadline)
 		return func() {
 			defer cancel(context.Canceled)
+			s.mu.Lock()
+			s.quick = c
+			s.mu.Unlock()
 			res := s.dispatch(ctx, c, call)
 			s.w.deadlines.remove(c)
+			s.mu.Lock()
+			s.quick = nil
+			s.mu.Unlock()
 			s.reply(id, &cuav1.Envelope{Body: &cuav1.Envelope_ToolResult{ToolResult: res}})
 		}, true
 	}
@@ -63,7 +71,7 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 	}
 	cctx, cancel := context.WithCancelCause(s.ctx)
 	ctx := deadlineCtx{Context: cctx, at: deadline}
-	c := &inflightCall{cancel: cancel}
+	c := &inflightCall{cancel: cancel, tool: toolName, received: now}
 	s.inflight[id] = c
 	s.mu.Unlock()
 	s.w.deadlines.add(c, deadline)

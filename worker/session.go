@@ -45,6 +45,10 @@ type session struct {
 	endedReason string
 	// inflight maps request ids to running calls.
 	inflight map[uint64]*inflightCall
+	// quick is the quick call running on the reader, if any (it is not in inflight).
+	quick *inflightCall
+	// awaitingConsent counts the calls waiting for a consent decision.
+	awaitingConsent int
 	// asking maps grant scopes to the consent request in flight for them.
 	asking map[authz.GrantKey]*pendingConsent
 
@@ -58,6 +62,10 @@ var errSessionEnded = errors.New("session ended")
 // inflightCall is one call between acceptance and reply.
 type inflightCall struct {
 	cancel context.CancelCauseFunc
+	// tool is the registered tool's name ("" for a name that is no tool); received is
+	// when the call was accepted. Both are reported by StatusRequest.
+	tool     string
+	received time.Time
 	// started is set once the handler was invoked (guarded by session.mu).
 	started bool
 }

@@ -122,6 +122,8 @@ func (w *worker) serveControl() error {
 			}
 		case *cuav1.ControlFrame_JournalAck:
 			w.journal.deliver(frame.GetCallId(), nil) // one for no entry of ours is dropped
+		case *cuav1.ControlFrame_StatusRequest:
+			w.status(frame.GetCallId())
 		case *cuav1.ControlFrame_Shutdown:
 			return ErrShutdown
 		default:

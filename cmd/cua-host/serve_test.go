@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +34,60 @@ func TestServePythonExample(t *testing.T) {
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(out, "serve.log"))
 		t.Fatalf("serve_demo.py: %v\nserve.log:\n%s", err, log)
+	}
+}
+
+// TestServeNodeExample runs examples/serve-node (the MCP TypeScript SDK for the sessions,
+// JSON-RPC by hand for the control stream) against the real binary, as
+// TestServePythonExample does; the file the terminal wrote is the oracle. `npm ci` installs
+// the pinned SDK into a copy of the example, through an npm cache kept in the user's cache
+// directory, so that later runs need no network.
+func TestServeNodeExample(t *testing.T) {
+	requireDisplayPrograms(t)
+	testkit.NeedPrograms(t, "node", "npm", "xterm")
+	bin := buildBinary(t)
+	app := t.TempDir()
+	for _, name := range []string{"package.json", "package-lock.json", "serve_demo.mjs"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/serve-node", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(app, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	npmCache := filepath.Join(t.TempDir(), "npm-cache")
+	if dir, err := os.UserCacheDir(); err == nil {
+		npmCache = filepath.Join(dir, "cua-host", "npm")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, "npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--cache", npmCache)
+	install.Dir = app
+	install.Env = append(os.Environ(), "NO_UPDATE_NOTIFIER=1", "npm_config_update_notifier=false")
+	start := time.Now()
+	if b, err := install.CombinedOutput(); err != nil {
+		if (strings.Contains(string(b), "ENOTFOUND") || strings.Contains(string(b), "EAI_AGAIN")) && os.Getenv("CI") == "" {
+			t.Skipf("npm registry unreachable and the SDK not in the npm cache:\n%s", b)
+		}
+		t.Fatalf("npm ci: %v\n%s", err, b)
+	}
+	t.Logf("npm ci: %v (cache %s)", time.Since(start).Round(time.Millisecond), npmCache)
+
+	out := t.TempDir()
+	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "serve_demo.mjs", "--bin", bin, "--out", out)
+	cmd.Dir = app
+	b, err := cmd.CombinedOutput()
+	t.Logf("serve_demo.mjs:\n%s", b)
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(out, "serve.log"))
+		t.Fatalf("serve_demo.mjs: %v\nserve.log:\n%s", err, log)
+	}
+	wrote, err := os.ReadFile(filepath.Join(out, "alpha.txt"))
+	if err != nil || strings.TrimSpace(string(wrote)) != "hello-from-node" {
+		t.Errorf("the terminal alpha typed into wrote %q (%v), want hello-from-node", wrote, err)
 	}
 }
 
@@ -237,5 +292,88 @@ func TestServeLifecycle(t *testing.T) {
 				t.Logf("everything gone %v after the end", time.Since(start).Round(time.Millisecond))
 			}
 		})
+	}
+}
+
+// waitNote waits up to limit for a notification method whose params pred accepts.
+func (p *serveProc) waitNote(method string, limit time.Duration, pred func(map[string]any) bool) map[string]any {
+	p.t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		for _, n := range p.notes {
+			params, _ := n["params"].(map[string]any)
+			if n["method"] == method && pred(params) {
+				p.mu.Unlock()
+				return params
+			}
+		}
+		p.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.t.Fatalf("no %s notification within %v", method, limit)
+	return nil
+}
+
+// TestServeStatusInFlight: a status taken while a call waits for the app's consent shows
+// it in flight on its session and worker (and waiting for consent); one taken after the
+// call returned shows nothing in flight.
+func TestServeStatusInFlight(t *testing.T) {
+	requireDisplayPrograms(t)
+	bin := buildBinary(t)
+	p := startServe(t, bin)
+	a := p.mustCall("create_session", map[string]any{"label": "a", "trust_domain": "one"})
+	p.mustCall("create_session", map[string]any{"label": "b", "trust_domain": "two"})
+	sessionOf := func(st map[string]any, label string) map[string]any {
+		for _, s := range st["sessions"].([]any) {
+			if m := s.(map[string]any); m["label"] == label {
+				return m
+			}
+		}
+		t.Fatalf("status lists no session %s: %v", label, st)
+		return nil
+	}
+	st := p.mustCall("status", nil)
+	if st["in_flight_calls"] != float64(0) || sessionOf(st, "a")["in_flight_calls"] != float64(0) {
+		t.Fatalf("idle status = %v, want nothing in flight", st)
+	}
+
+	// clipboard_read needs consent in a standard session: the call waits for the app.
+	call := exec.Command(bin, "call", "--session", a["endpoint"].(map[string]any)["unix"].(string), "clipboard_read")
+	var out strings.Builder
+	call.Stdout, call.Stderr = &out, &out
+	if err := call.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer call.Process.Kill()
+	req := p.waitNote("consent_request", 20*time.Second, func(m map[string]any) bool { return m["session"] == "a" })
+	st = p.mustCall("status", nil)
+	sa := sessionOf(st, "a")
+	calls, _ := sa["calls"].([]any)
+	if st["in_flight_calls"] != float64(1) || sa["in_flight_calls"] != float64(1) || sa["awaiting_consent"] != float64(1) ||
+		len(calls) != 1 || calls[0].(map[string]any)["tool"] != "clipboard_read" || st["pending_consent"] != float64(1) {
+		t.Errorf("status while clipboard_read waits for consent = %v; want it in flight on a, awaiting consent", st)
+	}
+	for _, w := range st["workers"].([]any) {
+		w := w.(map[string]any)
+		want := float64(0)
+		if w["trust_domain"] == "one" {
+			want = 1
+		}
+		if w["in_flight_calls"] != want || w["status_error"] != nil {
+			t.Errorf("worker %v: in_flight_calls %v (error %v), want %v", w["trust_domain"], w["in_flight_calls"], w["status_error"], want)
+		}
+	}
+	if sb := sessionOf(st, "b"); sb["in_flight_calls"] != float64(0) {
+		t.Errorf("session b = %v, want nothing in flight", sb)
+	}
+
+	p.mustCall("consent_decision", map[string]any{"id": req["id"], "granted": true})
+	if err := call.Wait(); err != nil {
+		t.Fatalf("call clipboard_read after consent: %v\n%s", err, out.String())
+	}
+	st = p.mustCall("status", nil)
+	if sa := sessionOf(st, "a"); st["in_flight_calls"] != float64(0) || sa["in_flight_calls"] != float64(0) || sa["awaiting_consent"] != float64(0) || len(sa["calls"].([]any)) != 0 {
+		t.Errorf("status after the call returned = %v, want nothing in flight", st)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
@@ -195,6 +196,35 @@ func (d *domain) info() (WorkerInfo, DisplayInfo, bool) {
 		disp.ServerPID, disp.PIDs = d.disp.ServerPID(), d.disp.PIDs()
 	}
 	return w, disp, true
+}
+
+// workerReport is one domain's part of status: its worker and display, and what the
+// worker reports running.
+type workerReport struct {
+	worker  WorkerInfo
+	display DisplayInfo
+	// ok is false when the domain has not started or has stopped.
+	ok     bool
+	status host.WorkerStatus
+	err    error
+}
+
+// report describes the domain and asks its worker what it runs, waiting at most timeout.
+func (d *domain) report(ctx context.Context, timeout time.Duration) workerReport {
+	w, disp, ok := d.info()
+	if !ok {
+		return workerReport{}
+	}
+	d.mu.Lock()
+	h := d.h
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	st, err := h.Status(ctx)
+	if err != nil {
+		d.s.log.Warn("worker status", "trust_domain", d.name, "err", err)
+	}
+	return workerReport{worker: w, display: disp, ok: true, status: st, err: err}
 }
 
 // errDomainStopped is returned by a domain start that the host's shutdown overtook.

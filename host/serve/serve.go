@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/policy"
 )
 
@@ -322,9 +323,11 @@ func (s *Server) sessionInfos() []SessionInfo {
 
 // Status is the status method's result.
 type Status struct {
-	Workers  []WorkerInfo  `json:"workers"`
-	Displays []DisplayInfo `json:"displays"`
-	Sessions []SessionInfo `json:"sessions"`
+	Workers  []WorkerInfo    `json:"workers"`
+	Displays []DisplayInfo   `json:"displays"`
+	Sessions []SessionStatus `json:"sessions"`
+	// InFlightCalls counts the tool calls in flight in every worker that answered.
+	InFlightCalls int `json:"in_flight_calls"`
 	// PendingConsent counts consent requests waiting for the app's decision.
 	PendingConsent int `json:"pending_consent"`
 	// EndpointDir is the 0700 directory holding the endpoints.
@@ -338,6 +341,32 @@ type WorkerInfo struct {
 	Generation  string   `json:"generation"`
 	Display     string   `json:"display"`
 	Sessions    []string `json:"sessions"`
+	// InFlightCalls counts the calls in flight on the worker's sessions.
+	InFlightCalls int `json:"in_flight_calls"`
+	// StatusError says why the worker's own report is missing (it did not answer in
+	// time, or it is gone); its sessions' counts are then 0.
+	StatusError string `json:"status_error,omitempty"`
+}
+
+// SessionStatus is a session as status reports it: what list_sessions says, and what its
+// worker reports running for it.
+type SessionStatus struct {
+	SessionInfo
+	// InFlightCalls counts the session's tool calls accepted by its worker and not yet
+	// answered; AwaitingConsent those of them waiting for a consent decision.
+	InFlightCalls   int `json:"in_flight_calls"`
+	AwaitingConsent int `json:"awaiting_consent"`
+	// Calls describes each call in flight, oldest first.
+	Calls []CallInfo `json:"calls"`
+}
+
+// CallInfo is one tool call in flight.
+type CallInfo struct {
+	// Tool is the tool's name; "" when the agent named no tool of the worker.
+	Tool string `json:"tool"`
+	// ReceivedAt is when the worker accepted the call; RunningMS how long ago that was.
+	ReceivedAt time.Time `json:"received_at"`
+	RunningMS  int64     `json:"running_ms"`
 }
 
 // DisplayInfo describes one display a worker drives.
@@ -349,11 +378,13 @@ type DisplayInfo struct {
 	TrustDomain string `json:"trust_domain"`
 }
 
-func (s *Server) status(_ context.Context, params json.RawMessage) (any, *Error) {
+// statusTimeout bounds how long status waits for each worker's report.
+const statusTimeout = 2 * time.Second
+
+func (s *Server) status(ctx context.Context, params json.RawMessage) (any, *Error) {
 	if err := noParams(params); err != nil {
 		return nil, err
 	}
-	st := Status{Workers: []WorkerInfo{}, Displays: []DisplayInfo{}, Sessions: s.sessionInfos(), EndpointDir: s.dir.path}
 	s.mu.Lock()
 	domains := make([]*domain, 0, len(s.domains))
 	for _, d := range s.domains {
@@ -361,12 +392,48 @@ func (s *Server) status(_ context.Context, params json.RawMessage) (any, *Error)
 	}
 	s.mu.Unlock()
 	sort.Slice(domains, func(i, j int) bool { return domains[i].name < domains[j].name })
-	for _, d := range domains {
-		w, disp, ok := d.info()
-		if ok {
-			st.Workers = append(st.Workers, w)
-			st.Displays = append(st.Displays, disp)
+
+	// Every worker is asked at once; a slow one costs at most statusTimeout.
+	reports := make([]workerReport, len(domains))
+	var wg sync.WaitGroup
+	for i, d := range domains {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reports[i] = d.report(ctx, statusTimeout)
+		}()
+	}
+	wg.Wait()
+
+	st := Status{Workers: []WorkerInfo{}, Displays: []DisplayInfo{}, Sessions: []SessionStatus{}, EndpointDir: s.dir.path}
+	running := map[string]host.SessionStatus{} // by label, over every worker
+	for _, r := range reports {
+		if !r.ok {
+			continue
 		}
+		w := r.worker
+		if r.err != nil {
+			w.StatusError = r.err.Error()
+		} else {
+			w.InFlightCalls = r.status.InFlightCalls
+			st.InFlightCalls += r.status.InFlightCalls
+			for _, ss := range r.status.Sessions {
+				running[ss.Label] = ss
+			}
+		}
+		st.Workers = append(st.Workers, w)
+		st.Displays = append(st.Displays, r.display)
+	}
+	now := time.Now()
+	for _, info := range s.sessionInfos() {
+		ss := SessionStatus{SessionInfo: info, Calls: []CallInfo{}}
+		if r, ok := running[info.Label]; ok {
+			ss.InFlightCalls, ss.AwaitingConsent = r.InFlightCalls, r.AwaitingConsent
+			for _, c := range r.Calls {
+				ss.Calls = append(ss.Calls, CallInfo{Tool: c.Tool, ReceivedAt: c.Received, RunningMS: max(0, now.Sub(c.Received).Milliseconds())})
+			}
+		}
+		st.Sessions = append(st.Sessions, ss)
 	}
 	st.PendingConsent = s.consent.pending()
 	return st, nil

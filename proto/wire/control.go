@@ -201,6 +201,10 @@ func KindOf(frame *cuav1.ControlFrame) string {
 		return "JournalEntry"
 	case *cuav1.ControlFrame_JournalAck:
 		return "JournalAck"
+	case *cuav1.ControlFrame_StatusRequest:
+		return "StatusRequest"
+	case *cuav1.ControlFrame_WorkerStatus:
+		return "WorkerStatus"
 	default:
 		return "unknown"
 	}

@@ -399,6 +399,26 @@ func (r *runner) matches(f *cuav1.ControlFrame, exp expect, p *pending, got time
 	case replyError:
 		e := f.GetError()
 		return e != nil && f.GetCallId() == p.callID && e.GetCode() == exp.code
+	case replyStatus:
+		st := f.GetWorkerStatus()
+		if st == nil || f.GetCallId() != p.callID || st.GetInFlightCalls() != 0 || st.GetTruncated() {
+			return false
+		}
+		listed := map[string]bool{}
+		for _, s := range st.GetSessions() {
+			l := s.GetLabel()
+			if listed[l] || s.GetInFlightCalls() != 0 || s.GetAwaitingConsent() != 0 || len(s.GetCalls()) != 0 ||
+				!(slices.Contains(exp.labels, l) || slices.Contains(exp.maybe, l)) {
+				return false
+			}
+			listed[l] = true
+		}
+		for _, l := range exp.labels {
+			if !listed[l] {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
@@ -736,6 +756,8 @@ func describe(e expect) string {
 		s = fmt.Sprintf("Revoked %q", e.labels)
 	case replyError:
 		s = "Error " + e.code
+	case replyStatus:
+		s = fmt.Sprintf("WorkerStatus %q (maybe %q), nothing in flight", e.labels, e.maybe)
 	}
 	if e.teardown {
 		s += fmt.Sprintf(", teardown, exit %d", e.exit)
@@ -752,6 +774,8 @@ func describeFrame(f *cuav1.ControlFrame) string {
 		return "Error " + b.Error.GetCode()
 	case *cuav1.ControlFrame_Revoked:
 		return fmt.Sprintf("Revoked(%d)", len(b.Revoked.GetLabels()))
+	case *cuav1.ControlFrame_WorkerStatus:
+		return fmt.Sprintf("WorkerStatus(%d)", len(b.WorkerStatus.GetSessions()))
 	}
 	return wire.KindOf(f)
 }

@@ -271,8 +271,10 @@ func (g *gen) serving() {
 		g.createValid()
 	case x < 0.32:
 		g.createInvalid()
-	case x < 0.46:
+	case x < 0.43:
 		g.revoke()
+	case x < 0.46:
+		g.send(&cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_StatusRequest{StatusRequest: &cuav1.StatusRequest{}}}, "StatusRequest")
 	case x < 0.66:
 		if g.nsess > 0 {
 			g.steps = append(g.steps, step{Op: opCall, Session: g.r.IntN(g.nsess), Desc: "marker call"})
@@ -422,6 +424,8 @@ func (g *gen) wrongKind() {
 		{ProtocolVersion: v, CallId: 1, Body: &cuav1.ControlFrame_Revoked{Revoked: &cuav1.Revoked{Labels: []string{"a"}}}},
 		{ProtocolVersion: v, CallId: 1, Body: &cuav1.ControlFrame_ConsentRequest{ConsentRequest: &cuav1.ConsentRequest{Label: "a", Tool: "click"}}},
 		{ProtocolVersion: v, CallId: 1, Body: &cuav1.ControlFrame_Error{Error: &cuav1.ControlError{Code: "x"}}},
+		{ProtocolVersion: v, CallId: 1, Body: &cuav1.ControlFrame_WorkerStatus{WorkerStatus: &cuav1.WorkerStatus{
+			Sessions: []*cuav1.SessionStatus{{Label: "a", InFlightCalls: 1, Calls: []*cuav1.InFlightCall{{Tool: "click"}}}}, InFlightCalls: 1}}},
 	}
 	f := bodies[g.r.IntN(len(bodies))]
 	g.send(f, "wrong kind "+wire.KindOf(f))
@@ -432,7 +436,9 @@ func (g *gen) fdAnomaly() {
 	ttl, idle := g.ttls()
 	create := g.createFrame(label, cuav1.Mode_MODE_STANDARD, ttl, idle, nil, "")
 	revoke := &cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_RevokeSession{RevokeSession: &cuav1.RevokeSession{All: true}}}
-	switch g.r.IntN(6) {
+	switch g.r.IntN(7) {
+	case 6:
+		g.send(&cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_StatusRequest{StatusRequest: &cuav1.StatusRequest{}}}, "StatusRequest with fd", fdProbe)
 	case 0:
 		g.send(create, "CreateSession without fd")
 	case 1:
@@ -455,11 +461,13 @@ func (g *gen) mutated() {
 	ttl, idle := g.ttls()
 	var f *cuav1.ControlFrame
 	fds := []string{}
-	switch g.r.IntN(3) {
+	switch g.r.IntN(4) {
 	case 0:
 		f = g.createFrame(label, cuav1.Mode_MODE_STANDARD, ttl, idle, nil, "")
 		fds = []string{fdSession}
 		g.nsess++
+	case 3:
+		f = &cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_StatusRequest{StatusRequest: &cuav1.StatusRequest{}}}
 	case 1:
 		f = &cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_RevokeSession{RevokeSession: &cuav1.RevokeSession{Label: label}}}
 	default:
@@ -548,6 +556,8 @@ func bodyMsg(f *cuav1.ControlFrame) proto.Message {
 		return b.ConsentDecision
 	case *cuav1.ControlFrame_Shutdown:
 		return b.Shutdown
+	case *cuav1.ControlFrame_StatusRequest:
+		return b.StatusRequest
 	}
 	return f
 }

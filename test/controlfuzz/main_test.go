@@ -30,6 +30,8 @@ func TestModel(t *testing.T) {
 	revoke := func(label string) *cuav1.ControlFrame {
 		return &cuav1.ControlFrame{ProtocolVersion: 1, CallId: 2, Body: &cuav1.ControlFrame_RevokeSession{RevokeSession: &cuav1.RevokeSession{Label: label}}}
 	}
+	status := &cuav1.ControlFrame{ProtocolVersion: 1, CallId: 3, Body: &cuav1.ControlFrame_StatusRequest{StatusRequest: &cuav1.StatusRequest{}}}
+	workerStatus := &cuav1.ControlFrame{ProtocolVersion: 1, CallId: 3, Body: &cuav1.ControlFrame_WorkerStatus{WorkerStatus: &cuav1.WorkerStatus{}}}
 	type in struct {
 		b      []byte
 		nfds   int
@@ -52,6 +54,11 @@ func TestModel(t *testing.T) {
 		{name: "revoke with fd", in: []in{{b: enc(t, hello)}, {b: enc(t, revoke("a")), nfds: 1}}, want: "Error invalid_request, teardown, exit 2"},
 		{name: "second hello", in: []in{{b: enc(t, hello)}, {b: enc(t, hello)}}, want: "Error invalid_request, teardown, exit 2"},
 		{name: "garbage", in: []in{{b: enc(t, hello)}, {b: []byte{0xff, 0xff}}}, want: "Error invalid_request, teardown, exit 2"},
+		{name: "status", in: []in{{b: enc(t, hello)}, {b: enc(t, status)}}, want: `WorkerStatus [] (maybe []), nothing in flight`},
+		{name: "status lists live sessions", in: []in{{b: enc(t, hello)}, {b: enc(t, create("a")), nfds: 1, stream: true}, {b: enc(t, create("b")), nfds: 1, stream: true}, {b: enc(t, revoke("a"))}, {b: enc(t, status)}}, want: `WorkerStatus ["b"] (maybe []), nothing in flight`},
+		{name: "status with fd", in: []in{{b: enc(t, hello)}, {b: enc(t, status), nfds: 1}}, want: "Error invalid_request, teardown, exit 2"},
+		{name: "status before hello", in: []in{{b: enc(t, status)}}, want: "Error invalid_request, teardown, exit 2"},
+		{name: "WorkerStatus from the host", in: []in{{b: enc(t, hello)}, {b: enc(t, workerStatus)}}, want: "Error invalid_request, teardown, exit 2"},
 		{name: "shutdown", in: []in{{b: enc(t, hello)}, {b: enc(t, &cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Shutdown{Shutdown: &cuav1.Shutdown{}}})}}, want: "no reply, teardown, exit 0"},
 	}
 	for _, tt := range tests {
@@ -61,7 +68,13 @@ func TestModel(t *testing.T) {
 			for _, x := range tt.in {
 				e = m.frame(x.b, x.nfds, x.stream, time.Now())
 				if e.reply == replyCreated {
-					m.sessions[e.label] = &msess{label: e.label}
+					now := time.Now()
+					m.sessions[e.label] = &msess{label: e.label, expiresAt: now.Add(time.Minute), idle: time.Minute, activeLo: now, activeHi: now}
+				}
+				for _, l := range e.labels {
+					if e.reply == replyRevoked {
+						m.sessions[l].revoked = true
+					}
 				}
 			}
 			if got := describe(e); got != tt.want {

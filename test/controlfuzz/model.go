@@ -51,6 +51,7 @@ const (
 	replyCreated
 	replyRevoked
 	replyError
+	replyStatus
 )
 
 // expect is the documented reaction to one step.
@@ -60,9 +61,11 @@ type expect struct {
 	reply replyKind
 	// code is the Error code (replyError).
 	code string
-	// label is SessionCreated's label; labels are Revoked's.
+	// label is SessionCreated's label; labels are Revoked's, or the sessions WorkerStatus
+	// must list, and maybe those it may list or not (a lifetime too close to call).
 	label  string
 	labels []string
+	maybe  []string
 	// bounded: the session created is a bounded one.
 	bounded bool
 	// teardown: the worker closes the channel and exits with exit.
@@ -306,6 +309,8 @@ func (m *model) serve(f *cuav1.ControlFrame, fdIsStream bool, now time.Time) exp
 	case *cuav1.ControlFrame_JournalAck:
 		// The host's answer to a JournalEntry; one for an unknown call_id is dropped.
 		return expect{what: "JournalAck (unknown call_id)", reply: replyNone}
+	case *cuav1.ControlFrame_StatusRequest:
+		return m.status(now)
 	case *cuav1.ControlFrame_Shutdown:
 		m.stop()
 		return expect{what: "Shutdown", reply: replyNone, teardown: true, exit: 0}
@@ -411,6 +416,29 @@ func (m *model) revoke(r *cuav1.RevokeSession) expect {
 		return expect{what: "RevokeSession revoked label", reply: replyRevoked, labels: []string{}}
 	}
 	return expect{what: "RevokeSession", reply: replyRevoked, labels: []string{s.label}}
+}
+
+// status predicts WorkerStatus for a StatusRequest sent at sent: the live sessions (not
+// revoked, not ended, within their lifetime and idle TTL), nothing in flight (the harness
+// waits for each call's reply before the next step).
+func (m *model) status(sent time.Time) expect {
+	const slack = 250 * time.Millisecond
+	e := expect{what: "StatusRequest", reply: replyStatus, labels: []string{}}
+	for l, s := range m.sessions {
+		if s.revoked || s.ended != "" {
+			continue
+		}
+		over := sent.After(s.expiresAt.Add(slack)) || sent.Sub(s.activeHi) > s.idle+slack
+		close := sent.After(s.expiresAt.Add(-slack)) || sent.Sub(s.activeLo) > s.idle-slack
+		switch {
+		case over:
+		case close:
+			e.maybe = append(e.maybe, l)
+		default:
+			e.labels = append(e.labels, l)
+		}
+	}
+	return e
 }
 
 // callVerdict is what the model expects of a marker call on a session.

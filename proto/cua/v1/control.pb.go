@@ -109,6 +109,8 @@ type ControlFrame struct {
 	//	*ControlFrame_Error
 	//	*ControlFrame_JournalEntry
 	//	*ControlFrame_JournalAck
+	//	*ControlFrame_StatusRequest
+	//	*ControlFrame_WorkerStatus
 	Body          isControlFrame_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -273,6 +275,24 @@ func (x *ControlFrame) GetJournalAck() *JournalAck {
 	return nil
 }
 
+func (x *ControlFrame) GetStatusRequest() *StatusRequest {
+	if x != nil {
+		if x, ok := x.Body.(*ControlFrame_StatusRequest); ok {
+			return x.StatusRequest
+		}
+	}
+	return nil
+}
+
+func (x *ControlFrame) GetWorkerStatus() *WorkerStatus {
+	if x != nil {
+		if x, ok := x.Body.(*ControlFrame_WorkerStatus); ok {
+			return x.WorkerStatus
+		}
+	}
+	return nil
+}
+
 type isControlFrame_Body interface {
 	isControlFrame_Body()
 }
@@ -325,6 +345,14 @@ type ControlFrame_JournalAck struct {
 	JournalAck *JournalAck `protobuf:"bytes,21,opt,name=journal_ack,json=journalAck,proto3,oneof"`
 }
 
+type ControlFrame_StatusRequest struct {
+	StatusRequest *StatusRequest `protobuf:"bytes,22,opt,name=status_request,json=statusRequest,proto3,oneof"`
+}
+
+type ControlFrame_WorkerStatus struct {
+	WorkerStatus *WorkerStatus `protobuf:"bytes,23,opt,name=worker_status,json=workerStatus,proto3,oneof"`
+}
+
 func (*ControlFrame_Hello) isControlFrame_Body() {}
 
 func (*ControlFrame_Ready) isControlFrame_Body() {}
@@ -348,6 +376,10 @@ func (*ControlFrame_Error) isControlFrame_Body() {}
 func (*ControlFrame_JournalEntry) isControlFrame_Body() {}
 
 func (*ControlFrame_JournalAck) isControlFrame_Body() {}
+
+func (*ControlFrame_StatusRequest) isControlFrame_Body() {}
+
+func (*ControlFrame_WorkerStatus) isControlFrame_Body() {}
 
 // Hello is the host's first frame. The worker executes nothing before it has answered Ready.
 type Hello struct {
@@ -1758,11 +1790,245 @@ func (*JournalAck) Descriptor() ([]byte, []int) {
 	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
 }
 
+// StatusRequest (host -> worker) asks what the worker is doing now: its live sessions and
+// the tool calls in flight on each. It changes nothing (it does not count as a session's
+// activity). The worker answers WorkerStatus with the same call_id.
+type StatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatusRequest) Reset() {
+	*x = StatusRequest{}
+	mi := &file_cua_v1_control_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusRequest) ProtoMessage() {}
+
+func (x *StatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
+func (*StatusRequest) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{21}
+}
+
+// WorkerStatus (worker -> host) answers StatusRequest.
+type WorkerStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// sessions are the worker's live sessions (not revoked, closed, over their lifetime or
+	// idle too long at the time of the request), ordered by label. A call still finishing
+	// on a session that ended was cancelled and is not reported.
+	Sessions []*SessionStatus `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	// in_flight_calls counts the calls in flight on every live session.
+	InFlightCalls uint32 `protobuf:"varint,2,opt,name=in_flight_calls,json=inFlightCalls,proto3" json:"in_flight_calls,omitempty"`
+	// truncated says the reply was cut to fit one control frame: the calls lists are
+	// dropped first, then sessions past the limit; in_flight_calls stays exact.
+	Truncated     bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerStatus) Reset() {
+	*x = WorkerStatus{}
+	mi := &file_cua_v1_control_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerStatus) ProtoMessage() {}
+
+func (x *WorkerStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerStatus.ProtoReflect.Descriptor instead.
+func (*WorkerStatus) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *WorkerStatus) GetSessions() []*SessionStatus {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *WorkerStatus) GetInFlightCalls() uint32 {
+	if x != nil {
+		return x.InFlightCalls
+	}
+	return 0
+}
+
+func (x *WorkerStatus) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// SessionStatus is one live session of a WorkerStatus.
+type SessionStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Label string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	// in_flight_calls counts the session's calls accepted and not yet answered, whatever
+	// they wait for (authorization, a consent decision, the journal, the handler).
+	InFlightCalls uint32 `protobuf:"varint,2,opt,name=in_flight_calls,json=inFlightCalls,proto3" json:"in_flight_calls,omitempty"`
+	// awaiting_consent counts those of them waiting for a consent decision.
+	AwaitingConsent uint32 `protobuf:"varint,3,opt,name=awaiting_consent,json=awaitingConsent,proto3" json:"awaiting_consent,omitempty"`
+	// calls describes each call in flight, oldest first.
+	Calls         []*InFlightCall `protobuf:"bytes,4,rep,name=calls,proto3" json:"calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionStatus) Reset() {
+	*x = SessionStatus{}
+	mi := &file_cua_v1_control_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionStatus) ProtoMessage() {}
+
+func (x *SessionStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionStatus.ProtoReflect.Descriptor instead.
+func (*SessionStatus) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SessionStatus) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *SessionStatus) GetInFlightCalls() uint32 {
+	if x != nil {
+		return x.InFlightCalls
+	}
+	return 0
+}
+
+func (x *SessionStatus) GetAwaitingConsent() uint32 {
+	if x != nil {
+		return x.AwaitingConsent
+	}
+	return 0
+}
+
+func (x *SessionStatus) GetCalls() []*InFlightCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+// InFlightCall is one tool call in flight.
+type InFlightCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tool is the tool's name; empty when the name is no tool of this worker.
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// received_unix_ms is when the worker accepted the call.
+	ReceivedUnixMs int64 `protobuf:"varint,2,opt,name=received_unix_ms,json=receivedUnixMs,proto3" json:"received_unix_ms,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *InFlightCall) Reset() {
+	*x = InFlightCall{}
+	mi := &file_cua_v1_control_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InFlightCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InFlightCall) ProtoMessage() {}
+
+func (x *InFlightCall) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InFlightCall.ProtoReflect.Descriptor instead.
+func (*InFlightCall) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *InFlightCall) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *InFlightCall) GetReceivedUnixMs() int64 {
+	if x != nil {
+		return x.ReceivedUnixMs
+	}
+	return 0
+}
+
 var File_cua_v1_control_proto protoreflect.FileDescriptor
 
 const file_cua_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"\x14cua/v1/control.proto\x12\x06cua.v1\x1a\x13cua/v1/common.proto\"\xf3\x05\n" +
+	"\x14cua/v1/control.proto\x12\x06cua.v1\x1a\x13cua/v1/common.proto\"\xf0\x06\n" +
 	"\fControlFrame\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\x04R\x06callId\x12%\n" +
@@ -1779,7 +2045,9 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x05error\x18\x13 \x01(\v2\x14.cua.v1.ControlErrorH\x00R\x05error\x12;\n" +
 	"\rjournal_entry\x18\x14 \x01(\v2\x14.cua.v1.JournalEntryH\x00R\fjournalEntry\x125\n" +
 	"\vjournal_ack\x18\x15 \x01(\v2\x12.cua.v1.JournalAckH\x00R\n" +
-	"journalAckB\x06\n" +
+	"journalAck\x12>\n" +
+	"\x0estatus_request\x18\x16 \x01(\v2\x15.cua.v1.StatusRequestH\x00R\rstatusRequest\x12;\n" +
+	"\rworker_status\x18\x17 \x01(\v2\x14.cua.v1.WorkerStatusH\x00R\fworkerStatusB\x06\n" +
 	"\x04body\"\xcc\x02\n" +
 	"\x05Hello\x12\x1f\n" +
 	"\vmin_version\x18\x01 \x01(\rR\n" +
@@ -1893,7 +2161,20 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x05width\x18\x03 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x04 \x01(\x05R\x06height\"\f\n" +
 	"\n" +
-	"JournalAck*\x95\x01\n" +
+	"JournalAck\"\x0f\n" +
+	"\rStatusRequest\"\x87\x01\n" +
+	"\fWorkerStatus\x121\n" +
+	"\bsessions\x18\x01 \x03(\v2\x15.cua.v1.SessionStatusR\bsessions\x12&\n" +
+	"\x0fin_flight_calls\x18\x02 \x01(\rR\rinFlightCalls\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\"\xa4\x01\n" +
+	"\rSessionStatus\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12&\n" +
+	"\x0fin_flight_calls\x18\x02 \x01(\rR\rinFlightCalls\x12)\n" +
+	"\x10awaiting_consent\x18\x03 \x01(\rR\x0fawaitingConsent\x12*\n" +
+	"\x05calls\x18\x04 \x03(\v2\x14.cua.v1.InFlightCallR\x05calls\"L\n" +
+	"\fInFlightCall\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12(\n" +
+	"\x10received_unix_ms\x18\x02 \x01(\x03R\x0ereceivedUnixMs*\x95\x01\n" +
 	"\fJournalPhase\x12\x1d\n" +
 	"\x19JOURNAL_PHASE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13JOURNAL_PHASE_BEGIN\x10\x01\x12\x15\n" +
@@ -1914,7 +2195,7 @@ func file_cua_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_cua_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_cua_v1_control_proto_goTypes = []any{
 	(JournalPhase)(0),         // 0: cua.v1.JournalPhase
 	(*ControlFrame)(nil),      // 1: cua.v1.ControlFrame
@@ -1938,8 +2219,12 @@ var file_cua_v1_control_proto_goTypes = []any{
 	(*JournalScreenshot)(nil), // 19: cua.v1.JournalScreenshot
 	(*JournalRect)(nil),       // 20: cua.v1.JournalRect
 	(*JournalAck)(nil),        // 21: cua.v1.JournalAck
-	(Mode)(0),                 // 22: cua.v1.Mode
-	(Outcome)(0),              // 23: cua.v1.Outcome
+	(*StatusRequest)(nil),     // 22: cua.v1.StatusRequest
+	(*WorkerStatus)(nil),      // 23: cua.v1.WorkerStatus
+	(*SessionStatus)(nil),     // 24: cua.v1.SessionStatus
+	(*InFlightCall)(nil),      // 25: cua.v1.InFlightCall
+	(Mode)(0),                 // 26: cua.v1.Mode
+	(Outcome)(0),              // 27: cua.v1.Outcome
 }
 var file_cua_v1_control_proto_depIdxs = []int32{
 	2,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
@@ -1954,24 +2239,28 @@ var file_cua_v1_control_proto_depIdxs = []int32{
 	16, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
 	18, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
 	21, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
-	4,  // 12: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
-	5,  // 13: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
-	8,  // 14: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
-	17, // 15: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
-	22, // 16: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
-	6,  // 17: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
-	6,  // 18: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
-	7,  // 19: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
-	22, // 20: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
-	0,  // 21: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
-	23, // 22: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
-	19, // 23: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
-	20, // 24: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	22, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
+	23, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
+	4,  // 14: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
+	5,  // 15: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
+	8,  // 16: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
+	17, // 17: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
+	26, // 18: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
+	6,  // 19: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
+	6,  // 20: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
+	7,  // 21: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
+	26, // 22: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
+	0,  // 23: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
+	27, // 24: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
+	19, // 25: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
+	20, // 26: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
+	24, // 27: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
+	25, // 28: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_cua_v1_control_proto_init() }
@@ -1993,6 +2282,8 @@ func file_cua_v1_control_proto_init() {
 		(*ControlFrame_Error)(nil),
 		(*ControlFrame_JournalEntry)(nil),
 		(*ControlFrame_JournalAck)(nil),
+		(*ControlFrame_StatusRequest)(nil),
+		(*ControlFrame_WorkerStatus)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2000,7 +2291,7 @@ func file_cua_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cua_v1_control_proto_rawDesc), len(file_cua_v1_control_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
