@@ -45,6 +45,11 @@ type JournalOptions struct {
 	Synchronous bool
 }
 
+type pendingSession struct {
+	id       journal.Session
+	manifest string
+}
+
 // hostJournal is the host's side of the journal: the writer and what it knows of the
 // sessions and calls it records.
 type hostJournal struct {
@@ -53,8 +58,9 @@ type hostJournal struct {
 
 	// mu guards the fields below.
 	mu sync.Mutex
-	// pending holds the identities of sessions asked for and not yet confirmed, by label.
-	pending map[string]journal.Session
+	// pending holds the identities of sessions asked for and not yet confirmed, by label,
+	// with their manifests.
+	pending map[string]pendingSession
 	// live holds the open sessions' identities, by label.
 	live map[string]*journal.Session
 	// open holds the calls that began and have no outcome yet, per session label.
@@ -72,7 +78,7 @@ func openJournal(opts *JournalOptions, log *slog.Logger) (*hostJournal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hostJournal{w: w, log: log, pending: map[string]journal.Session{}, live: map[string]*journal.Session{}, open: map[string]map[uint64]string{}, crediting: !opts.Synchronous}, nil
+	return &hostJournal{w: w, log: log, pending: map[string]pendingSession{}, live: map[string]*journal.Session{}, open: map[string]map[uint64]string{}, crediting: !opts.Synchronous}, nil
 }
 
 func journalConfig(opts *JournalOptions) *cuav1.JournalConfig {
@@ -91,10 +97,10 @@ func (j *hostJournal) expect(spec SessionSpec, generation, manifestSHA string) {
 	_, _ = rand.Read(id[:])
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.pending[spec.Label] = journal.Session{
+	j.pending[spec.Label] = pendingSession{id: journal.Session{
 		ID: hex.EncodeToString(id[:]), Label: spec.Label, Mode: spec.Mode.String(),
 		Generation: generation, ManifestSHA256: manifestSHA,
-	}
+	}, manifest: string(spec.Manifest)}
 }
 
 func (j *hostJournal) forget(label string) {
@@ -114,17 +120,18 @@ func (j *hostJournal) created(c *cuav1.SessionCreated) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	id, ok := j.pending[c.GetLabel()]
+	p, ok := j.pending[c.GetLabel()]
 	if !ok {
 		return
 	}
+	id := p.id
 	delete(j.pending, c.GetLabel())
 	if old := j.live[c.GetLabel()]; old != nil {
 		j.endLocked(old, "ended", "")
 	}
 	id.ExpiresAt = time.UnixMilli(c.GetExpiresAtUnixMs()).UTC().Format(time.RFC3339)
 	j.live[id.Label] = &id
-	if err := j.w.Append(journal.Record{Kind: journal.KindSessionStart, Session: &id}, nil); err != nil {
+	if err := j.w.Append(journal.Record{Kind: journal.KindSessionStart, Session: &id, Manifest: p.manifest}, nil); err != nil {
 		j.log.Error("journal: record session start", "label", id.Label, "err", err)
 	}
 }

@@ -358,6 +358,11 @@ func resultFacts(structured []byte) []byte {
 		Evidence  json.RawMessage `json:"evidence,omitempty"`
 		ErrorCode json.RawMessage `json:"error_code,omitempty"`
 		Error     json.RawMessage `json:"error,omitempty"`
+		// A launch's process and windows, in the order they appeared: what a replay maps
+		// the original run's targets from.
+		PID       json.RawMessage `json:"pid,omitempty"`
+		WindowIDs json.RawMessage `json:"window_ids,omitempty"`
+		Windows   []launchWindow  `json:"windows,omitempty"`
 	}
 	if json.Unmarshal(structured, &f) != nil {
 		return nil
@@ -367,6 +372,12 @@ func resultFacts(structured []byte) []byte {
 		return nil
 	}
 	return b
+}
+
+// launchWindow is what the journal keeps of a launched window.
+type launchWindow struct {
+	ID    uint32 `json:"window_id"`
+	Title string `json:"title,omitempty"`
 }
 
 // layerOf names the pipeline stage a refusal code comes from (docs/security.md).

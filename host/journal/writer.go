@@ -217,7 +217,7 @@ func Open(opts Options) (w *Writer, err error) {
 		}
 	}()
 	err = w.Append(Record{Kind: KindJournalStart, Start: &Start{
-		HostPID: os.Getpid(), Version: opts.Version, KeepText: opts.KeepText, Screenshots: opts.Screenshots,
+		Format: Format, HostPID: os.Getpid(), Version: opts.Version, KeepText: opts.KeepText, Screenshots: opts.Screenshots,
 		MaxShots: opts.MaxShots, MaxShotBytes: opts.MaxShotBytes,
 	}}, nil)
 	if err != nil {
