@@ -31,12 +31,13 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	stepTimeout := fs.Duration("step-timeout", 60*time.Second, "deadline for each step")
 	maxWait := fs.Duration("max-wait", 2*time.Second, "keep the original pause before each step, up to this long (0: none)")
+	hold := fs.Duration("hold", 2*time.Second, "keep the display and the launched applications this long after the last step")
 	bypass := fs.Bool("dangerously-bypass-approvals", false, "allow replaying sessions that ran in mode unrestricted")
 	policyPath := fs.String("policy", "", "user policy file (default $CUA_HOST_POLICY or the user's config)")
 	managedPolicy := fs.String("managed-policy", "", "managed policy file (default the system's)")
 	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: cua-host replay DIR [--display private|:N] [--json] [--max-wait D] [--step-timeout D]")
+		fmt.Fprintln(fs.Output(), "usage: cua-host replay DIR [--display private|:N] [--json] [--max-wait D] [--hold D] [--step-timeout D]")
 		fs.PrintDefaults()
 	}
 	pos, code, ok := parseInterspersedFlags(fs, args, stdout, stderr)
@@ -95,6 +96,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		},
 		StepTimeout: *stepTimeout,
 		MaxWait:     *maxWait,
+		Hold:        *hold,
 	}
 	if !*asJSON {
 		fmt.Fprintf(stdout, "replaying %d step(s) of %s on %s\n", len(plan.Steps), pos[0], disp.facts.Name)

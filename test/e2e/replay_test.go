@@ -39,7 +39,7 @@ func TestJournalReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, code := cua(t, "replay", dir, "--display", "private", "--dangerously-bypass-approvals", "--max-wait", "500ms")
+	res, code := cua(t, "replay", dir, "--display", "private", "--dangerously-bypass-approvals", "--max-wait", "500ms", "--hold", "5s")
 	t.Logf("cua-host replay:\n%s", res)
 	if code != 0 {
 		t.Fatalf("replay = %d, want 0", code)

@@ -22,6 +22,10 @@ type Options struct {
 	// MaxWait bounds the pause kept before a step (the original run's time between the
 	// previous call's end and this call's begin); zero means no pause.
 	MaxWait time.Duration
+	// Hold keeps the worker, and the applications the replay launched, this long after
+	// the last step before they are closed: the last step's effect (a command a terminal
+	// runs after its Return) may still be under way when the call returns.
+	Hold time.Duration
 	// OnStep, when set, is told each step as it ends.
 	OnStep func(Step)
 }
@@ -185,6 +189,12 @@ func Run(ctx context.Context, p *Plan, opts Options) (*Report, error) {
 			rep.Stopped = sp.N
 		}
 		emit(st)
+	}
+	if opts.Hold > 0 && rep.Ran > 0 {
+		select {
+		case <-time.After(opts.Hold):
+		case <-ctx.Done():
+		}
 	}
 	for _, s := range sessions {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
