@@ -140,6 +140,11 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		h.stop() // kills and reaps the worker, drains its stderr, ends the journal
 		return nil, err
 	}
+	if h.journal != nil {
+		// Two batches: the next is granted once one is spent, so the worker does not run
+		// out while the refill travels.
+		h.grantJournalCredits(2)
+	}
 	h.readerStarted = true
 	go h.read()
 	return h, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host/journal"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 )
 
@@ -36,6 +37,17 @@ type JournalOptions struct {
 	MaxShotBytes int64
 	// Version is recorded in the segment's first record.
 	Version string
+	// Synchronous makes every action wait for the host to acknowledge its begin record
+	// before it runs: the host grants the worker no credits (ADR 0008). It costs a round
+	// trip on the control channel per action; it also covers the host being killed
+	// between the worker's report and its write, which credits leave to the segment's
+	// missing end.
+	Synchronous bool
+}
+
+type pendingSession struct {
+	id       journal.Session
+	manifest string
 }
 
 // hostJournal is the host's side of the journal: the writer and what it knows of the
@@ -46,12 +58,16 @@ type hostJournal struct {
 
 	// mu guards the fields below.
 	mu sync.Mutex
-	// pending holds the identities of sessions asked for and not yet confirmed, by label.
-	pending map[string]journal.Session
+	// pending holds the identities of sessions asked for and not yet confirmed, by label,
+	// with their manifests.
+	pending map[string]pendingSession
 	// live holds the open sessions' identities, by label.
 	live map[string]*journal.Session
 	// open holds the calls that began and have no outcome yet, per session label.
 	open map[string]map[uint64]string
+	// crediting is set while the host grants the worker credits; a reservation that
+	// failed clears it for good.
+	crediting bool
 }
 
 func openJournal(opts *JournalOptions, log *slog.Logger) (*hostJournal, error) {
@@ -62,7 +78,7 @@ func openJournal(opts *JournalOptions, log *slog.Logger) (*hostJournal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hostJournal{w: w, log: log, pending: map[string]journal.Session{}, live: map[string]*journal.Session{}, open: map[string]map[uint64]string{}}, nil
+	return &hostJournal{w: w, log: log, pending: map[string]pendingSession{}, live: map[string]*journal.Session{}, open: map[string]map[uint64]string{}, crediting: !opts.Synchronous}, nil
 }
 
 func journalConfig(opts *JournalOptions) *cuav1.JournalConfig {
@@ -81,10 +97,10 @@ func (j *hostJournal) expect(spec SessionSpec, generation, manifestSHA string) {
 	_, _ = rand.Read(id[:])
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.pending[spec.Label] = journal.Session{
+	j.pending[spec.Label] = pendingSession{id: journal.Session{
 		ID: hex.EncodeToString(id[:]), Label: spec.Label, Mode: spec.Mode.String(),
 		Generation: generation, ManifestSHA256: manifestSHA,
-	}
+	}, manifest: string(spec.Manifest)}
 }
 
 func (j *hostJournal) forget(label string) {
@@ -104,17 +120,18 @@ func (j *hostJournal) created(c *cuav1.SessionCreated) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	id, ok := j.pending[c.GetLabel()]
+	p, ok := j.pending[c.GetLabel()]
 	if !ok {
 		return
 	}
+	id := p.id
 	delete(j.pending, c.GetLabel())
 	if old := j.live[c.GetLabel()]; old != nil {
 		j.endLocked(old, "ended", "")
 	}
 	id.ExpiresAt = time.UnixMilli(c.GetExpiresAtUnixMs()).UTC().Format(time.RFC3339)
 	j.live[id.Label] = &id
-	if err := j.w.Append(journal.Record{Kind: journal.KindSessionStart, Session: &id}, nil); err != nil {
+	if err := j.w.Append(journal.Record{Kind: journal.KindSessionStart, Session: &id, Manifest: p.manifest}, nil); err != nil {
 		j.log.Error("journal: record session start", "label", id.Label, "err", err)
 	}
 }
@@ -143,19 +160,20 @@ func (j *hostJournal) endLocked(s *journal.Session, reason, note string) {
 	sort.Slice(seqs, func(a, b int) bool { return seqs[a] < seqs[b] })
 	for _, seq := range seqs {
 		rec := journal.Record{Kind: journal.KindCallEnd, Session: s, Call: &journal.Call{Seq: seq, Tool: open[seq], Outcome: "unknown", Note: note}}
-		if err := j.w.Append(rec, nil); err != nil {
+		if err := j.w.AppendClosing(rec); err != nil {
 			j.log.Error("journal: record unknown outcome", "label", s.Label, "err", err)
 		}
 	}
 	delete(j.open, s.Label)
 	delete(j.live, s.Label)
-	if err := j.w.Append(journal.Record{Kind: journal.KindSessionEnd, Session: s, End: &journal.End{Reason: reason}}, nil); err != nil {
+	if err := j.w.AppendClosing(journal.Record{Kind: journal.KindSessionEnd, Session: s, End: &journal.End{Reason: reason}}); err != nil {
 		j.log.Error("journal: record session end", "label", s.Label, "err", err)
 	}
 }
 
 // entry records one JournalEntry from the worker. An error means it was not recorded.
-func (j *hostJournal) entry(e *cuav1.JournalEntry) error {
+// A credited entry is a BEGIN sent against a credit: its action is already running.
+func (j *hostJournal) entry(e *cuav1.JournalEntry, credited bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s := j.live[e.GetLabel()]
@@ -211,7 +229,11 @@ func (j *hostJournal) entry(e *cuav1.JournalEntry) error {
 	default:
 		return fmt.Errorf("journal entry with phase %v", e.GetPhase())
 	}
-	if err := j.w.Append(rec, png); err != nil {
+	appendRec := j.w.Append
+	if credited {
+		appendRec = j.w.AppendCredited
+	}
+	if err := appendRec(rec, png); err != nil {
 		return err
 	}
 	switch rec.Kind {
@@ -260,12 +282,40 @@ func (j *hostJournal) close(lost bool) {
 	}
 }
 
+// grant reserves room for a batch of credited records and tells the worker it holds
+// them (a JournalAck with call_id 0, contract.JournalCreditBatch records). It runs on the
+// control reader, or before it starts; a failed reservation ends crediting for good, and
+// the worker then waits for each BEGIN's acknowledgement once its credits are spent.
+func (h *Host) grantJournalCredits(batches int) {
+	j := h.journal
+	for range batches {
+		if !j.crediting {
+			return
+		}
+		if err := j.w.Grant(contract.JournalCreditBatch); err != nil {
+			j.crediting = false
+			h.log.Warn("journal: cannot reserve space for credits; every action now waits for its record", "err", err)
+			return
+		}
+		frame := &cuav1.ControlFrame{ProtocolVersion: h.version, Body: &cuav1.ControlFrame_JournalAck{JournalAck: &cuav1.JournalAck{}}}
+		if err := h.ctrl.Send(frame, nil); err != nil {
+			h.log.Debug("journal: grant credits", "err", err)
+			return
+		}
+	}
+}
+
 // serveJournal records an entry and, for a BEGIN, tells the worker whether it may run the
-// call. It runs on the control reader.
+// call. It runs on the control reader. A BEGIN with call_id 0 was sent against a credit:
+// its action did not wait; once a batch of credits is spent, another is granted.
 func (h *Host) serveJournal(callID uint64, e *cuav1.JournalEntry) {
-	err := h.journal.entry(e)
+	credited := e.GetPhase() == cuav1.JournalPhase_JOURNAL_PHASE_BEGIN && callID == 0
+	err := h.journal.entry(e, credited)
 	if err != nil {
 		h.log.Error("journal: record call", "label", e.GetLabel(), "tool", e.GetTool(), "phase", e.GetPhase().String(), "err", err)
+	}
+	if credited && err == nil && h.journal.w.Credits() <= contract.JournalCreditBatch {
+		h.grantJournalCredits(1)
 	}
 	begin := e.GetPhase() == cuav1.JournalPhase_JOURNAL_PHASE_BEGIN && callID != 0
 	if !begin && err == nil {

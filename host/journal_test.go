@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,10 +139,11 @@ func waitRecords(t *testing.T, h *Host, kind journal.Kind) {
 }
 
 // TestJournalUnavailableRefuses: once the journal cannot write, calls are refused
-// journal_unavailable and do not run.
+// journal_unavailable and do not run (Synchronous: every action waits for its record, so
+// even a write that fails for another reason than a full disk refuses the action).
 func TestJournalUnavailableRefuses(t *testing.T) {
 	dir := t.TempDir()
-	h := startHost(t, Options{Journal: &JournalOptions{Dir: dir}})
+	h := startHost(t, Options{Journal: &JournalOptions{Dir: dir, Synchronous: true}})
 	s := newSession(t, h, "u")
 	h.journal.w.Break(os.ErrPermission) // as a full disk would
 	marker := filepath.Join(t.TempDir(), "m")
@@ -174,4 +177,78 @@ func TestJournalNoDescriptorInWorker(t *testing.T) {
 			t.Errorf("worker fd %s points at %s, inside the journal", e.Name(), target)
 		}
 	}
+}
+
+// TestJournalFullDiskWithCredits: actions run against credits, without waiting for their
+// begin record; when the disk fills, every action that ran is still in the journal (its
+// record's room was reserved before the credit was granted), the rest are refused
+// journal_unavailable, and the segment verifies.
+func TestJournalFullDiskWithCredits(t *testing.T) {
+	dir := t.TempDir()
+	h := startHost(t, Options{Journal: &JournalOptions{Dir: dir}})
+	s := newSession(t, h, "full")
+	marker := filepath.Join(t.TempDir(), "m")
+	call := func(i int) Result {
+		res, err := s.Call(t.Context(), "marker", mustJSON(map[string]any{"path": marker, "marker": "m" + strconv.Itoa(i)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for i := range 10 {
+		if res := call(i); res.Outcome != Completed {
+			t.Fatalf("call %d before the disk filled = %+v", i, res)
+		}
+	}
+	if h.journal.w.Credits() == 0 {
+		t.Fatal("the host granted no credits")
+	}
+	h.journal.w.Fill(syscall.ENOSPC)
+	// The reservation outlasts the credits: the calls go on until its room is used up.
+	var ran, refused int
+	for i := 10; i < 20000 && refused < 20; i++ {
+		res := call(i)
+		switch {
+		case res.Outcome == Completed:
+			ran++
+		case res.Outcome == NotStarted && res.Refusal != nil && res.Refusal.Code == "journal_unavailable":
+			refused++
+		default:
+			t.Fatalf("call %d = %+v", i, res)
+		}
+	}
+	if ran == 0 || refused == 0 {
+		t.Errorf("after the disk filled: %d ran, %d refused; want both (credits spent, then refusals)", ran, refused)
+	}
+	h.Close()
+
+	b, _ := os.ReadFile(marker)
+	lines := strings.Fields(string(b))
+	seg := readJournal(t, h)
+	begun := map[string]bool{}
+	for _, r := range seg.Records {
+		if r.Kind == journal.KindCallBegin {
+			var a struct{ Marker string }
+			if err := json.Unmarshal(r.Call.Arguments, &a); err != nil {
+				t.Fatal(err)
+			}
+			begun[a.Marker] = true
+		}
+	}
+	for _, m := range lines {
+		if !begun[m] {
+			t.Errorf("marker %s was written by an action the journal has no begin record of", m)
+		}
+	}
+	if len(lines) != 10+ran {
+		t.Errorf("%d markers written, want %d", len(lines), 10+ran)
+	}
+	rep, err := journal.Verify(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Segments) != 1 || !rep.Segments[0].Intact {
+		t.Fatalf("Verify = %+v, want an intact segment", rep.Segments)
+	}
+	t.Logf("after the disk filled: %d actions ran (all recorded), %d refused; segment: %s", ran, refused, rep.Segments[0].CutOff)
 }

@@ -9,7 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
@@ -49,6 +52,11 @@ type journalReporter struct {
 	// broken is the host's word that its journal cannot record any more: every later
 	// call is refused.
 	broken string
+	// credits counts the BEGIN records the host has reserved room for and not yet
+	// received (contract.JournalCreditBatch per JournalAck with call_id 0): while one
+	// remains, an action's BEGIN without a screenshot is sent with call_id 0 and the
+	// action runs without waiting for the host (ADR 0008).
+	credits int
 }
 
 // newJournalReporter returns the reporter Hello asks for, or nil.
@@ -130,6 +138,25 @@ func (j *journalReporter) begin(ctx context.Context, s *session, req request, t 
 		e.Target = targetOf(call)
 		e.Screenshot = j.screenshot(ctx, len(e.Arguments))
 	}
+	frame := &cuav1.ControlFrame{Body: &cuav1.ControlFrame_JournalEntry{JournalEntry: e}}
+	if e.Screenshot == nil && proto.Size(e) <= contract.JournalCreditEntryMax {
+		j.mu.Lock()
+		credited := j.credits > 0 && !j.aborted && j.broken == ""
+		if credited {
+			j.credits--
+		}
+		j.mu.Unlock()
+		if credited {
+			// The host reserved room for this record: it is written unless the disk
+			// fails despite the reservation, which revokes every credit and refuses every
+			// later call.
+			if !j.w.sendControl(0, frame, nil) {
+				return nil, authz.Refuse(CodeJournalUnavailable, "the call could not be sent to the host's journal")
+			}
+			jc.started = time.Now()
+			return jc, nil
+		}
+	}
 	ch := make(chan *cuav1.ControlError, 1)
 	j.w.mu.Lock()
 	j.w.nextCallID++
@@ -142,7 +169,7 @@ func (j *journalReporter) begin(ctx context.Context, s *session, req request, t 
 	}
 	j.waiters[id] = ch
 	j.mu.Unlock()
-	if !j.w.sendControl(id, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_JournalEntry{JournalEntry: e}}, nil) {
+	if !j.w.sendControl(id, frame, nil) {
 		j.forget(id)
 		return nil, authz.Refuse(CodeJournalUnavailable, "the call could not be sent to the host's journal")
 	}
@@ -197,8 +224,16 @@ func (j *journalReporter) deliver(id uint64, cerr *cuav1.ControlError) bool {
 	if j == nil {
 		return false
 	}
+	if id == 0 && cerr == nil {
+		// A grant of credits.
+		j.mu.Lock()
+		j.credits += contract.JournalCreditBatch
+		j.mu.Unlock()
+		return true
+	}
 	if id == 0 && cerr.GetCode() == string(CodeJournalUnavailable) {
 		j.mu.Lock()
+		j.credits = 0
 		if j.broken == "" {
 			j.broken = truncateMessage(cerr.GetMessage())
 			j.w.log.Error("the host's journal cannot record calls; refusing every call", "reason", j.broken)
@@ -323,6 +358,11 @@ func resultFacts(structured []byte) []byte {
 		Evidence  json.RawMessage `json:"evidence,omitempty"`
 		ErrorCode json.RawMessage `json:"error_code,omitempty"`
 		Error     json.RawMessage `json:"error,omitempty"`
+		// A launch's process and windows, in the order they appeared: what a replay maps
+		// the original run's targets from.
+		PID       json.RawMessage `json:"pid,omitempty"`
+		WindowIDs json.RawMessage `json:"window_ids,omitempty"`
+		Windows   []launchWindow  `json:"windows,omitempty"`
 	}
 	if json.Unmarshal(structured, &f) != nil {
 		return nil
@@ -332,6 +372,12 @@ func resultFacts(structured []byte) []byte {
 		return nil
 	}
 	return b
+}
+
+// launchWindow is what the journal keeps of a launched window.
+type launchWindow struct {
+	ID    uint32 `json:"window_id"`
+	Title string `json:"title,omitempty"`
 }
 
 // layerOf names the pipeline stage a refusal code comes from (docs/security.md).

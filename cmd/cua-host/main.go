@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runInventory(args[1:], stdout, stderr)
 	case "journal":
 		return runJournal(args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "cua-host %s (protocol v%d–v%d)\n", version, contract.MinProtocolVersion, contract.MaxProtocolVersion)
 		return 0
@@ -99,6 +101,7 @@ func usage(w io.Writer) {
   cua-host mcp-connect ENDPOINT               stdio MCP relayed to a session's endpoint
   cua-host journal verify [--json] DIR        exit 0: intact and ended in order; 1: tampered or cut off
   cua-host journal show DIR [-o FILE] [--json]  one self-contained HTML report (or JSON)
+  cua-host replay DIR [--display private|:N] [--json]  re-run a journal's completed actions
   cua-host policy check [--managed-policy FILE] [--policy FILE]
   cua-host policy eval [--managed-policy FILE] [--policy FILE] --tool NAME [--args JSON]
   cua-host inventory [--json | --markdown]

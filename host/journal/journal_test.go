@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -215,4 +216,72 @@ func FuzzDecodeLine(f *testing.F) {
 			t.Fatalf("accepted a record with seq %d kind %q", l.Record.Seq, l.Record.Kind)
 		}
 	})
+}
+
+// TestCreditsReserveSpace: a grant reserves blocks beyond the end of the segment file
+// without changing its size; on a full disk credited records still land in that room while
+// a general record that would eat into it is refused (ErrFull, the writer not broken);
+// Close gives the room back.
+func TestCreditsReserveSpace(t *testing.T) {
+	w := openTest(t, Options{})
+	file := filepath.Join(w.Dir(), SegmentFile)
+	if err := w.Append(Record{Kind: KindSessionStart, Session: sess}, nil); err != nil {
+		t.Fatal(err)
+	}
+	size0 := fileSize(t, file)
+	if err := w.Grant(4); err != nil {
+		t.Skipf("this file system cannot reserve space: %v", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(file, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Blocks*512 < 4*CreditRecordBytes+closeMargin || st.Size != size0 {
+		t.Fatalf("after Grant(4): %d bytes allocated, size %d; want ≥ %d allocated, size %d", st.Blocks*512, st.Size, 4*CreditRecordBytes+closeMargin, size0)
+	}
+	w.Fill(syscall.ENOSPC)
+	// General records fill the room that is not promised, then are refused.
+	var refused error
+	for i := 0; i < 100000 && refused == nil; i++ {
+		refused = w.Append(Record{Kind: KindCallReadOnly, Session: sess, Call: &Call{Seq: uint64(i), Tool: "noop", Arguments: []byte(`{"pad":"` + strings.Repeat("x", 4000) + `"}`)}}, nil)
+	}
+	if !errors.Is(refused, ErrFull) || w.Err() != nil {
+		t.Fatalf("general append on a full disk = %v (writer: %v), want ErrFull and not broken", refused, w.Err())
+	}
+	for i := range 4 {
+		if err := w.AppendCredited(Record{Kind: KindCallBegin, Session: sess, Call: &Call{Seq: uint64(1000 + i), Tool: "click", Arguments: []byte(`{"x":1}`)}}, nil); err != nil {
+			t.Fatalf("credited append %d on a full disk: %v", i, err)
+		}
+	}
+	if w.Credits() != 0 {
+		t.Errorf("Credits = %d after spending 4, want 0", w.Credits())
+	}
+	if err := w.Grant(8); err == nil {
+		t.Error("Grant(8) on a full disk succeeded, beyond the room left")
+	}
+	if err := w.AppendClosing(Record{Kind: KindSessionEnd, Session: sess, End: &End{Reason: ReasonHostClosed}}); err != nil {
+		t.Fatalf("closing append on a full disk: %v", err)
+	}
+	if err := w.Close("test"); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := syscall.Stat(file, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Blocks*512 > st.Size+64<<10 {
+		t.Errorf("after Close: %d bytes allocated for %d bytes: the reservation was not given back", st.Blocks*512, st.Size)
+	}
+	rep, err := Verify(filepath.Dir(w.Dir()))
+	if err != nil || !rep.Segments[0].Intact || len(rep.Segments[0].Unknown) != 4 {
+		t.Fatalf("Verify = %+v, %v; want intact, the 4 begun calls without an outcome", rep, err)
+	}
+}
+
+func fileSize(t *testing.T, p string) int64 {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

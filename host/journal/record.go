@@ -77,10 +77,20 @@ type Record struct {
 	End *End `json:"end,omitempty"`
 	// Pruned lists the screenshots removed (prune).
 	Pruned []string `json:"pruned,omitempty"`
+	// Manifest is the bounded manifest the session was created with, as given (YAML);
+	// its SHA-256 is Session.ManifestSHA256 (session_start, format 2 on).
+	Manifest string `json:"manifest,omitempty"`
 }
+
+// Format is the version of the segment format this package writes, recorded in
+// journal_start. Format 1 (no format field) lacks session_start's manifest; readers accept
+// both.
+const Format = 2
 
 // Start describes a segment.
 type Start struct {
+	// Format is the segment format's version (Format); absent in format 1.
+	Format      int    `json:"format,omitempty"`
 	HostPID     int    `json:"host_pid"`
 	Version     string `json:"version,omitempty"`
 	KeepText    bool   `json:"keep_text"`

@@ -310,6 +310,12 @@ func checkShape(rec *Record, sessions map[string]bool, ended map[string]string) 
 		if sessions[rec.Session.ID] {
 			return fmt.Sprintf("a second session_start for session %q", rec.Session.ID)
 		}
+		if rec.Manifest != "" {
+			sum := sha256.Sum256([]byte(rec.Manifest))
+			if hex.EncodeToString(sum[:]) != rec.Session.ManifestSHA256 {
+				return fmt.Sprintf("session_start for session %q: the manifest does not match its SHA-256", rec.Session.ID)
+			}
+		}
 	case KindCallBegin, KindCallEnd, KindCallRefused, KindCallReadOnly:
 		if msg := needSession(); msg != "" {
 			return msg

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrUnavailable is wrapped by every Append error: the journal could not record, so the
@@ -66,6 +68,62 @@ type appendFile interface {
 	Close() error
 }
 
+// allocator is an appendFile that can reserve disk space beyond its end without changing
+// its size (fallocate with FALLOC_FL_KEEP_SIZE), and give it back (Release).
+type allocator interface {
+	Allocate(off, n int64) error
+	Release(size int64) error
+}
+
+// osFile is the segment file: an *os.File that reserves space with fallocate.
+type osFile struct{ *os.File }
+
+func (f osFile) Allocate(off, n int64) error {
+	for {
+		err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, off, n)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// Release frees the blocks reserved beyond size (truncating a file to its own size drops
+// them on ext4, XFS and tmpfs).
+func (f osFile) Release(size int64) error { return f.Truncate(size) }
+
+// Reservation sizes (ADR 0008: credits).
+const (
+	// CreditRecordBytes is the room reserved for each record a credit stands for: a
+	// credited entry is at most contract.JournalCreditEntryMax bytes, and JSON escaping
+	// (\u003c for '<') makes a record at most six times its strings, plus the
+	// session identity.
+	CreditRecordBytes = 16 << 10
+	// closeMargin is kept beyond the credits for the records that close sessions and the
+	// segment, so that they can still be written when nothing else can.
+	closeMargin = 64 << 10
+	// allocChunk is the least the reservation grows by.
+	allocChunk = 1 << 20
+)
+
+// ErrFull is wrapped by an Append error when the writer could not reserve room for a
+// record without eating into the room it promised credited records: the record was not
+// written, and the writer is not broken (a later Append may find room).
+var ErrFull = errors.New("journal: no room left beside the reserved space")
+
+// class says which reserved room a record may use.
+type class int
+
+const (
+	// general records must leave the credits' room and the close margin intact.
+	general class = iota
+	// credited records were sent against a credit: they use its room, and are written
+	// even when it runs short (the action they report is already running).
+	credited
+	// closing records (session ends, unknown outcomes, journal_end) may use the close
+	// margin.
+	closing
+)
+
 // Writer appends records to one segment. Its methods are safe for concurrent use. Any
 // write error breaks it for good: every later Append fails with ErrUnavailable, so a torn
 // record is never followed by one that claims to continue the chain.
@@ -87,6 +145,16 @@ type Writer struct {
 	refs map[string]int
 	// budgets tracks each session's stored screenshots, oldest first.
 	budgets map[string]*budget
+	// size is the segment file's length; alloc is the end of the space reserved for it
+	// (alloc ≥ size once reserving). credits counts the records granted and not yet
+	// received; reserving is set by the first successful Grant.
+	size      int64
+	alloc     int64
+	credits   int
+	reserving bool
+	// full, when set (Fill), makes the writer behave as on a full disk: reserving more
+	// fails and a write past the reserved space fails with it.
+	full error
 }
 
 type budget struct {
@@ -139,7 +207,7 @@ func Open(opts Options) (w *Writer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	w = &Writer{opts: opts, log: opts.Logger, id: id, dir: dir, shotDir: shotDir, f: f, refs: map[string]int{}, budgets: map[string]*budget{}}
+	w = &Writer{opts: opts, log: opts.Logger, id: id, dir: dir, shotDir: shotDir, f: osFile{f}, refs: map[string]int{}, budgets: map[string]*budget{}}
 	if opts.file != nil {
 		w.f = opts.file(f)
 	}
@@ -149,7 +217,7 @@ func Open(opts Options) (w *Writer, err error) {
 		}
 	}()
 	err = w.Append(Record{Kind: KindJournalStart, Start: &Start{
-		HostPID: os.Getpid(), Version: opts.Version, KeepText: opts.KeepText, Screenshots: opts.Screenshots,
+		Format: Format, HostPID: os.Getpid(), Version: opts.Version, KeepText: opts.KeepText, Screenshots: opts.Screenshots,
 		MaxShots: opts.MaxShots, MaxShotBytes: opts.MaxShotBytes,
 	}}, nil)
 	if err != nil {
@@ -178,8 +246,29 @@ func (w *Writer) Err() error {
 // screenshots are removed and a prune record follows. An error wraps ErrUnavailable (or
 // ErrClosed) and means r was not recorded.
 func (w *Writer) Append(r Record, shot []byte) error {
+	return w.append(r, shot, general)
+}
+
+// AppendCredited is Append for a record sent against a credit (Grant): it spends one,
+// uses the room reserved for it, and is written even when that room runs short, since
+// the action it reports is already running. A screenshot that cannot be stored is
+// replaced by a note rather than losing the record.
+func (w *Writer) AppendCredited(r Record, shot []byte) error {
+	return w.append(r, shot, credited)
+}
+
+// AppendClosing is Append for a record that closes a session or reports an outcome the
+// host knows to be unknown: it may use the margin kept for them.
+func (w *Writer) AppendClosing(r Record) error {
+	return w.append(r, nil, closing)
+}
+
+func (w *Writer) append(r Record, shot []byte, c class) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if c == credited && w.credits > 0 {
+		w.credits--
+	}
 	if w.closed {
 		return fmt.Errorf("%w: %w", ErrUnavailable, ErrClosed)
 	}
@@ -189,16 +278,20 @@ func (w *Writer) Append(r Record, shot []byte) error {
 	var stored *storedShot
 	if len(shot) > 0 && r.Call != nil && r.Call.Screenshot != nil {
 		s, err := w.storeShotLocked(shot)
-		if err != nil {
+		switch {
+		case err != nil && c == credited:
+			r.Call.Screenshot = &Shot{Width: r.Call.Screenshot.Width, Height: r.Call.Screenshot.Height, Scale: r.Call.Screenshot.Scale, Error: "not stored: " + err.Error()}
+		case err != nil:
 			w.broken = err
 			w.log.Error("journal broken: cannot store a screenshot", "err", err)
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		default:
+			r.Call.Screenshot.SHA256 = s.sha
+			r.Call.Screenshot.Bytes = s.bytes
+			stored = &s
 		}
-		r.Call.Screenshot.SHA256 = s.sha
-		r.Call.Screenshot.Bytes = s.bytes
-		stored = &s
 	}
-	if err := w.appendLocked(&r); err != nil {
+	if err := w.appendLocked(&r, c); err != nil {
 		if stored != nil {
 			w.unrefLocked(stored.sha)
 		}
@@ -210,8 +303,8 @@ func (w *Writer) Append(r Record, shot []byte) error {
 	return nil
 }
 
-// appendLocked numbers, chains and writes r.
-func (w *Writer) appendLocked(r *Record) error {
+// appendLocked numbers, chains and writes r, inside the room its class may use.
+func (w *Writer) appendLocked(r *Record, c class) error {
 	r.Seq = w.seq + 1
 	r.Prev = w.prev
 	r.Segment = w.id
@@ -223,7 +316,17 @@ func (w *Writer) appendLocked(r *Record) error {
 	if len(line) > MaxLine {
 		return fmt.Errorf("%w: record of %d bytes exceeds %d", ErrUnavailable, len(line), MaxLine)
 	}
-	if _, err := w.f.Write(line); err != nil {
+	if err := w.roomLocked(int64(len(line)), c); err != nil {
+		return err
+	}
+	var n int
+	if w.full != nil && w.size+int64(len(line)) > w.alloc {
+		err = w.full
+	} else {
+		n, err = w.f.Write(line)
+	}
+	w.size += int64(n)
+	if err != nil {
 		w.broken = fmt.Errorf("write record %d: %w", r.Seq, err)
 		w.log.Error("journal broken", "err", w.broken)
 		return fmt.Errorf("%w: %v", ErrUnavailable, w.broken)
@@ -241,6 +344,9 @@ func (w *Writer) storeShotLocked(png []byte) (storedShot, error) {
 	if w.refs[sha] > 0 {
 		w.refs[sha]++
 		return s, nil
+	}
+	if w.full != nil {
+		return s, fmt.Errorf("store screenshot: %w", w.full)
 	}
 	final := filepath.Join(w.shotDir, sha+".png")
 	tmp := filepath.Join(w.shotDir, "."+sha+".tmp")
@@ -291,7 +397,7 @@ func (w *Writer) chargeLocked(sess *Session, s storedShot) {
 	}
 	// The prune record goes first: a screenshot is never missing without a record saying
 	// it was removed. A file still referenced by another record of the segment stays.
-	if err := w.appendLocked(&Record{Kind: KindPrune, Session: sess, Pruned: pruned}); err != nil {
+	if err := w.appendLocked(&Record{Kind: KindPrune, Session: sess, Pruned: pruned}, general); err != nil {
 		return
 	}
 	for _, sha := range pruned {
@@ -310,7 +416,12 @@ func (w *Writer) Close(reason string) error {
 	w.closed = true
 	var err error
 	if w.broken == nil {
-		err = w.appendLocked(&Record{Kind: KindJournalEnd, End: &End{Reason: reason}})
+		err = w.appendLocked(&Record{Kind: KindJournalEnd, End: &End{Reason: reason}}, closing)
+	}
+	if a, ok := w.f.(allocator); ok && w.reserving {
+		if rerr := a.Release(w.size); rerr != nil {
+			w.log.Warn("journal: release the reserved space", "err", rerr)
+		}
 	}
 	if serr := w.f.Sync(); serr != nil && err == nil {
 		err = fmt.Errorf("sync journal: %w", serr)
@@ -319,6 +430,89 @@ func (w *Writer) Close(reason string) error {
 		err = fmt.Errorf("close journal: %w", cerr)
 	}
 	return err
+}
+
+// roomLocked makes sure a record of need bytes of class c can be written without using
+// the room promised to credited records (and, unless it is closing, the close margin),
+// growing the reservation when it must. Without a reservation in force (no Grant yet, or
+// a file that cannot reserve) there is nothing to protect and the write just runs.
+func (w *Writer) roomLocked(need int64, c class) error {
+	if !w.reserving {
+		return nil
+	}
+	keep := int64(w.credits) * CreditRecordBytes
+	if c != closing {
+		keep += closeMargin
+	}
+	if w.size+need+keep <= w.alloc {
+		return nil
+	}
+	err := w.growLocked(w.size + need + keep)
+	if err == nil || c == credited {
+		// A credited record is written whatever happens: its action is running.
+		return nil
+	}
+	w.log.Warn("journal: cannot reserve room for a record; refusing it", "err", err)
+	return fmt.Errorf("%w: %w: %v", ErrUnavailable, ErrFull, err)
+}
+
+// growLocked reserves the segment file's space up to at least end, in whole chunks.
+func (w *Writer) growLocked(end int64) error {
+	a, ok := w.f.(allocator)
+	if !ok {
+		return errors.New("the journal file cannot reserve space")
+	}
+	if end <= w.alloc {
+		return nil
+	}
+	if w.full != nil {
+		return w.full
+	}
+	from := max(w.alloc, w.size)
+	to := (end + allocChunk - 1) / allocChunk * allocChunk
+	if err := a.Allocate(from, to-from); err != nil {
+		return fmt.Errorf("reserve %d bytes: %w", to-from, err)
+	}
+	w.alloc = to
+	return nil
+}
+
+// Grant reserves disk space for n more credited records (beside the close margin and the
+// credits already granted) and, when it could, counts them as granted: the host may then
+// tell the worker it holds n more credits. An error means no space was reserved and
+// nothing was granted: the file system is full or cannot reserve (then the worker keeps
+// waiting for each BEGIN's acknowledgement).
+func (w *Writer) Grant(n int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.broken != nil {
+		return fmt.Errorf("%w: no credit from a closed or broken journal", ErrUnavailable)
+	}
+	end := w.size + int64(w.credits+n)*CreditRecordBytes + closeMargin
+	if err := w.growLocked(end); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	w.reserving = true
+	w.credits += n
+	return nil
+}
+
+// Credits returns the number of credited records granted and not yet appended.
+func (w *Writer) Credits() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.credits
+}
+
+// Fill makes the writer behave as if the disk were full, with err (for example
+// syscall.ENOSPC) as the error: no more space can be reserved, writes into the space
+// already reserved succeed, and a write past it fails. It is for fault injection.
+func (w *Writer) Fill(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.full == nil {
+		w.full = err
+	}
 }
 
 // Break makes every later Append fail with ErrUnavailable and err, as a write error

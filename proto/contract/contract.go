@@ -36,3 +36,15 @@ const (
 // ProxyExitIdle is the proxy's exit code when no call came within its --idle-exit
 // lifetime: its host ends the session as idle-expired.
 const ProxyExitIdle = 3
+
+// Journal credits (docs/adr/0008-journal-written-by-the-host.md). The host grants the
+// worker credits for journal records whose space it has already reserved on disk: a
+// JournalAck with call_id 0 grants JournalCreditBatch of them. While the worker holds a
+// credit, it sends an action's BEGIN entry with call_id 0 and runs the action without
+// waiting for the host's acknowledgement, as long as the entry carries no screenshot and
+// its encoded size is at most JournalCreditEntryMax bytes; each such entry spends one
+// credit. Any other BEGIN waits for its JournalAck as before.
+const (
+	JournalCreditBatch    = 32
+	JournalCreditEntryMax = 2 << 10
+)
