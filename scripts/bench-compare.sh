@@ -2,7 +2,7 @@
 # bench-compare.sh runs the same figures on an earlier revision and on the working tree, in
 # one go, and prints them side by side: authorization per call, the no-op round trip, and
 # typing 200 ASCII and 200 mixed characters into xterm against xdotool. Medians of COUNT
-# runs; the machines are small and noisy, so the two trees' runs are interleaved.
+# runs; the machines are small and noisy, so the two trees' Go benchmark runs alternate.
 #
 #   scripts/bench-compare.sh              against the revision before the last 20 commits
 #   scripts/bench-compare.sh REV          against REV
@@ -20,10 +20,24 @@ git worktree add --detach "$tmp/before" "$rev" >/dev/null 2>&1
 after=$PWD
 before="$tmp/before"
 
-# gobench TREE PKG PATTERN: the median ns/op of each benchmark matching PATTERN, "NAME NS".
+# gobench PKG PATTERN OUT_BEFORE OUT_AFTER: runs the benchmarks matching PATTERN COUNT
+# times in each tree, alternating trees run by run (the machine's drift falls on both), and
+# writes each tree's median ns/op per benchmark, "NAME NS".
 gobench() {
-  (cd "$1" && go test -run '^$' -bench "$3" -benchtime 20000x -count "$COUNT" "$2" 2>/dev/null) |
-    awk '/^Benchmark/ {name=$1; sub(/-[0-9]+$/, "", name); print name, $3}' | sort -k1,1 -k2,2n |
+  local raw_b raw_a
+  raw_b=$(mktemp) raw_a=$(mktemp)
+  for _ in $(seq "$COUNT"); do
+    (cd "$after" && go test -run '^$' -bench "$2" -benchtime 20000x -count 1 "$1" 2>/dev/null) >>"$raw_a" || true
+    (cd "$before" && go test -run '^$' -bench "$2" -benchtime 20000x -count 1 "$1" 2>/dev/null) >>"$raw_b" || true
+  done
+  median "$raw_b" >"$3"
+  median "$raw_a" >"$4"
+  rm -f "$raw_b" "$raw_a"
+}
+
+# median FILE: per benchmark of go test output FILE, the median ns/op.
+median() {
+  awk '/^Benchmark/ {name=$1; sub(/-[0-9]+$/, "", name); print name, $3}' "$1" | sort -k1,1 -k2,2n |
     awk '{v[$1] = v[$1] " " $2; n[$1]++} END {for (k in v) {split(v[k], a, " "); print k, a[int((n[k]+1)/2)]}}' | sort
 }
 
@@ -31,7 +45,8 @@ printf '== %s (before) vs working tree (after), medians of %s runs\n\n' "$rev" "
 printf '%-56s %12s %12s %8s\n' "benchmark" "before" "after" "after/before"
 for spec in "./worker/ BenchmarkAuthorize/(none|yaml)/(noop|click_own_window)$" "./host/ BenchmarkRoundTrip$"; do
   read -r pkg pattern <<<"$spec"
-  join -a 1 -e - -o 0,1.2,2.2 <(gobench "$after" "$pkg" "$pattern") <(gobench "$before" "$pkg" "$pattern") |
+  gobench "$pkg" "$pattern" "$tmp/b.txt" "$tmp/a.txt"
+  join -a 1 -e - -o 0,1.2,2.2 "$tmp/a.txt" "$tmp/b.txt" |
     while read -r name a b; do
       ratio=-
       [ "$b" != - ] && ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a/b}')
