@@ -218,25 +218,15 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	if res.pinWindow != 0 {
 		args["pid"], args["window_id"] = float64(res.pinPID), float64(res.pinWindow)
 	}
-	// The handler's typed decode reads args itself (tool.Call.Decode parses no JSON);
-	// this encoding of it (tool.Call.Args) is for a handler that wants the JSON: numbers
-	// as the policy saw them, the pinned window included.
-	clean := emptyArgs
-	if len(args) > 0 {
-		var err error
-		if clean, err = json.Marshal(args); err != nil {
-			return nil, nil, authz.Refuse(authz.CodeInvalidArguments, "re-encode arguments: %v", err)
-		}
-	}
+	// The handler's typed decode reads args itself (tool.Call.Decode parses no JSON); a
+	// handler that wants the JSON encodes it then (tool.Call.RawArgs), not every call.
 	readable := authz.Permits(s.authority, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, now)
-	c := &tool.Call{Name: name, Args: clean, Arguments: args, Window: res.win, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}
+	c := &tool.Call{Name: name, Arguments: args, Window: res.win, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}
 	if r := d.Resource; r.Kind == authz.ResourceApplication && len(r.Argv) > 0 {
 		c.Launch = &tool.Launch{Argv: r.Argv, DesktopID: r.DesktopID, Declared: r.Declared}
 	}
 	return c, t, nil
 }
-
-var emptyArgs = json.RawMessage("{}")
 
 // A pipeline step that runs once per call; tests count them (stepCounter).
 const (

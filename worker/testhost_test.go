@@ -121,7 +121,8 @@ func (r *recorder) register(reg *tool.Registry) {
 		return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 			r.mu.Lock()
 			r.runs[call.Session.Label+"/"+name]++
-			r.args[call.Session.Label+"/"+name] = append(json.RawMessage(nil), call.Args...)
+			raw, _ := call.RawArgs()
+			r.args[call.Session.Label+"/"+name] = append(json.RawMessage(nil), raw...)
 			r.mu.Unlock()
 			return tool.TextResult("ran "+name, nil), nil
 		}

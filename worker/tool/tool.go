@@ -47,9 +47,9 @@ type Tool struct {
 type Call struct {
 	// Name is the canonical tool name.
 	Name string
-	// Args is the sanitized JSON object of arguments (never nil; "{}" when empty), the
-	// encoding of Arguments. Decode reads it only when Arguments is nil (or for a struct
-	// type Decode cannot fill from Arguments directly).
+	// Args is the JSON object of arguments of a call made without the worker's
+	// authorizer (tests call handlers directly). The authorizer leaves it nil and sets
+	// Arguments: RawArgs encodes them when a handler wants the JSON.
 	Args json.RawMessage
 	// Arguments is the object the authorizer decoded once and decided on, sanitized and
 	// with any pinned window written in; handlers read it, never modify it, and Decode
@@ -100,18 +100,32 @@ func (c *Call) Decode(v any) error {
 		if done, err := decodeObject(c.Arguments, v); done {
 			return err
 		}
-		args := c.Args
-		if len(args) == 0 {
-			var err error
-			if args, err = json.Marshal(c.Arguments); err != nil {
-				return authz.Refuse(authz.CodeInvalidArguments, "encode arguments: %v", err)
-			}
+		args, err := c.RawArgs()
+		if err != nil {
+			return err
 		}
 		countParse()
 		return decodeArgs(args, keysOf(c.Arguments), v)
 	}
 	countParse()
 	return DecodeArgs(c.Args, v)
+}
+
+// RawArgs returns the call's arguments as one JSON object: Args when set, else the
+// encoding of Arguments (numbers as the policy saw them, a pinned window included), "{}"
+// for none.
+func (c *Call) RawArgs() (json.RawMessage, error) {
+	if len(c.Args) > 0 {
+		return c.Args, nil
+	}
+	if len(c.Arguments) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	b, err := json.Marshal(c.Arguments)
+	if err != nil {
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "encode arguments: %v", err)
+	}
+	return b, nil
 }
 
 // parseCounter, when a test sets it (CountParses), counts the calls whose arguments Decode
