@@ -46,14 +46,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	toolName := fs.Arg(0)
-	argsJSON := json.RawMessage("{}")
-	if fs.NArg() == 2 {
-		argsJSON = json.RawMessage(fs.Arg(1))
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(argsJSON, &obj); err != nil || obj == nil {
-			fmt.Fprintf(stderr, "cua-host call: ARGS_JSON must be a JSON object: %s\n", fs.Arg(1))
-			return 2
-		}
+	argsJSON, ok := argsObject(fs, 1, stderr)
+	if !ok {
+		return 2
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -196,14 +191,9 @@ func runEndpointCall(ctx context.Context, fs *flag.FlagSet, endpoint string, tim
 		fmt.Fprintln(stderr, "usage: cua-host call --session ENDPOINT TOOL [ARGS_JSON]")
 		return 2
 	}
-	argsJSON := json.RawMessage("{}")
-	if fs.NArg() == 2 {
-		argsJSON = json.RawMessage(fs.Arg(1))
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(argsJSON, &obj); err != nil || obj == nil {
-			fmt.Fprintf(stderr, "cua-host call: ARGS_JSON must be a JSON object: %s\n", fs.Arg(1))
-			return 2
-		}
+	argsJSON, ok := argsObject(fs, 1, stderr)
+	if !ok {
+		return 2
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -2,9 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cua-host/cua-host/host"
 )
 
 // parseFlags parses a command's flags. -h and --help print the command's usage to stdout
@@ -41,4 +50,38 @@ func parseInterspersedFlags(fs *flag.FlagSet, args []string, stdout, stderr io.W
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// supervise prepares this process to supervise a tree (`run`, `serve`): it becomes a
+// subreaper, so applications orphaned by a dying worker can still be reached; it returns
+// a context ended by SIGINT, SIGTERM or SIGHUP; and it keeps SIGPIPE from killing it when
+// its client goes away and takes the standard streams with it (Notify, not Ignore: an
+// ignored signal would be inherited by every program a session launches). Call stop when
+// done.
+func supervise(ctx context.Context, log *slog.Logger) (_ context.Context, stop func()) {
+	if err := host.BecomeSubreaper(); err != nil {
+		log.Warn("cannot become a subreaper; orphaned applications go to init", "err", err)
+	}
+	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	return ctx, func() {
+		signal.Stop(pipes)
+		stopSignals()
+	}
+}
+
+// argsObject reads a command's optional ARGS_JSON positional argument at index i: "{}"
+// when absent, else the argument, which must be one JSON object.
+func argsObject(fs *flag.FlagSet, i int, stderr io.Writer) (json.RawMessage, bool) {
+	if fs.NArg() <= i {
+		return json.RawMessage("{}"), true
+	}
+	raw := json.RawMessage(fs.Arg(i))
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		fmt.Fprintf(stderr, "cua-host call: ARGS_JSON must be a JSON object: %s\n", fs.Arg(i))
+		return nil, false
+	}
+	return raw, true
 }

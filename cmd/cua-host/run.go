@@ -7,10 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -136,18 +134,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	log := cfg.log
 	// Applications the worker launched are re-parented here if the worker dies, so the
-	// teardown can reach them.
-	if err := host.BecomeSubreaper(); err != nil {
-		log.Warn("cannot become a subreaper; orphaned applications go to init", "err", err)
-	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// teardown can reach them; a client that goes away must not kill the host with SIGPIPE.
+	ctx, stop := supervise(ctx, log)
 	defer stop()
-	// A client that goes away closes our stderr too: a log line must not kill the host
-	// (SIGPIPE) before it has torn everything down. Notify, not Ignore: an ignored signal
-	// would be inherited by every program the session launches.
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
-	defer signal.Stop(pipes)
 
 	// Teardown runs in this order whatever happened: the proxy (no more agent calls), the
 	// worker (its sessions end, its launched applications are stopped), the display, and

@@ -99,16 +99,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: lvl})).With("component", "serve")
 
-	if err := host.BecomeSubreaper(); err != nil {
-		log.Warn("cannot become a subreaper; orphaned applications go to init", "err", err)
-	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// The app going away closes our stdout and stderr too: supervise keeps SIGPIPE from
+	// killing us before everything is torn down.
+	ctx, stop := supervise(ctx, log)
 	defer stop()
-	// The app going away closes our stdout and stderr too: a write must not kill us
-	// (SIGPIPE) before everything is torn down.
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
-	defer signal.Stop(pipes)
 	if !*keep {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
