@@ -33,6 +33,7 @@ declare -A want=(
 declare -A wantfile=(
   [/usr/libexec/at-spi-bus-launcher]=at-spi2-core
   [/usr/libexec/at-spi2-registryd]=at-spi2-core
+  [/usr/bin/python3]=python3-minimal
 )
 
 missing=()
