@@ -37,10 +37,27 @@ step "go test -race"
 go test -race -count=1 -timeout 20m ./...
 
 step "fuzz smoke (${FUZZTIME} each)"
+fuzzlog=$(mktemp)
+trap 'rm -f "$fuzzlog"' EXIT
 for pkg in $(go list ./...); do
   for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
     echo "-- $pkg $target"
-    go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >/dev/null
+    ok=0
+    for attempt in 1 2; do
+      if go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >"$fuzzlog" 2>&1; then
+        ok=1
+        break
+      fi
+      # A failing input is always written to testdata/fuzz and fails at once; anything
+      # else (a fuzz worker starved or killed on a small machine) gets one more try.
+      grep -q 'Failing input written to' "$fuzzlog" && break
+      echo "   (attempt $attempt did not finish; its output:)" && tail -n 20 "$fuzzlog"
+    done
+    if [ "$ok" -ne 1 ]; then
+      echo "fuzz target $target of $pkg failed:" >&2
+      tail -n 40 "$fuzzlog" >&2
+      exit 1
+    fi
   done
 done
 
