@@ -17,6 +17,11 @@ const (
 	// EnvManagedPolicyFile names the managed (administrator) policy file or
 	// directory.
 	EnvManagedPolicyFile = "CUA_HOST_MANAGED_POLICY_FILE"
+
+	// EnvDriverPolicyFile and EnvDriverManagedPolicyFile are the reference driver's names
+	// for the same files, read when cua-host's own is unset.
+	EnvDriverPolicyFile        = "CUA_DRIVER_POLICY_FILE"
+	EnvDriverManagedPolicyFile = "CUA_DRIVER_MANAGED_POLICY_FILE"
 )
 
 // Layer names, as they appear in Decision.Layer and in messages.
@@ -28,19 +33,37 @@ const (
 )
 
 // ResolvePaths returns the managed and user policy paths: each flag value
-// when it is not empty, otherwise the environment variable
-// (EnvManagedPolicyFile, EnvPolicyFile) read through getenv. An empty result
+// when it is not empty, otherwise the environment read through getenv —
+// cua-host's variable (EnvManagedPolicyFile, EnvPolicyFile), else the reference
+// driver's (EnvDriverManagedPolicyFile, EnvDriverPolicyFile). An empty result
 // means that layer is not configured. An empty flag never switches off a
-// policy set in the environment.
-func ResolvePaths(managedFlag, userFlag string, getenv func(string) string) (managed, user string) {
+// policy set in the environment. Both variables of a layer set to different
+// paths is an error: which policy applies must never be a guess.
+func ResolvePaths(managedFlag, userFlag string, getenv func(string) string) (managed, user string, err error) {
 	managed, user = managedFlag, userFlag
 	if managed == "" {
-		managed = getenv(EnvManagedPolicyFile)
+		if managed, err = envPath(getenv, EnvManagedPolicyFile, EnvDriverManagedPolicyFile); err != nil {
+			return "", "", err
+		}
 	}
 	if user == "" {
-		user = getenv(EnvPolicyFile)
+		if user, err = envPath(getenv, EnvPolicyFile, EnvDriverPolicyFile); err != nil {
+			return "", "", err
+		}
 	}
-	return managed, user
+	return managed, user, nil
+}
+
+// envPath reads variable own, else alias; both set and different is an error.
+func envPath(getenv func(string) string, own, alias string) (string, error) {
+	o, a := getenv(own), getenv(alias)
+	if o != "" && a != "" && o != a {
+		return "", fmt.Errorf("%s=%q and %s=%q name different policies; unset one", own, o, alias, a)
+	}
+	if o != "" {
+		return o, nil
+	}
+	return a, nil
 }
 
 // LoadLayers loads the managed and user layers from their paths ("" means

@@ -211,28 +211,45 @@ func TestLoadLayers(t *testing.T) {
 }
 
 func TestResolvePaths(t *testing.T) {
-	env := map[string]string{
+	envOf := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	getenv := envOf(map[string]string{
 		policy.EnvManagedPolicyFile: "/env/managed.yaml",
 		policy.EnvPolicyFile:        "/env/user.rego",
-	}
-	getenv := func(k string) string { return env[k] }
+	})
 	noenv := func(string) string { return "" }
 	tests := []struct {
 		name                  string
 		managedFlag, userFlag string
 		getenv                func(string) string
 		wantManaged, wantUser string
+		wantErr               string
 	}{
 		{name: "flags win", managedFlag: "/m.yaml", userFlag: "/u.yaml", getenv: getenv, wantManaged: "/m.yaml", wantUser: "/u.yaml"},
 		{name: "environment fills in", getenv: getenv, wantManaged: "/env/managed.yaml", wantUser: "/env/user.rego"},
 		{name: "mixed", userFlag: "/u.yaml", getenv: getenv, wantManaged: "/env/managed.yaml", wantUser: "/u.yaml"},
 		{name: "nothing configured", getenv: noenv},
+		{name: "the reference driver's names", getenv: envOf(map[string]string{
+			policy.EnvDriverManagedPolicyFile: "/d/managed.rego", policy.EnvDriverPolicyFile: "/d/user.yaml"}),
+			wantManaged: "/d/managed.rego", wantUser: "/d/user.yaml"},
+		{name: "both names, same path", getenv: envOf(map[string]string{
+			policy.EnvPolicyFile: "/same.yaml", policy.EnvDriverPolicyFile: "/same.yaml"}), wantUser: "/same.yaml"},
+		{name: "both names, different paths", getenv: envOf(map[string]string{
+			policy.EnvPolicyFile: "/a.yaml", policy.EnvDriverPolicyFile: "/b.yaml"}),
+			wantErr: `CUA_HOST_POLICY_FILE="/a.yaml" and CUA_DRIVER_POLICY_FILE="/b.yaml" name different policies`},
+		{name: "a flag settles a conflict in the environment", userFlag: "/u.yaml", getenv: envOf(map[string]string{
+			policy.EnvPolicyFile: "/a.yaml", policy.EnvDriverPolicyFile: "/b.yaml"}), wantUser: "/u.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, u := policy.ResolvePaths(tt.managedFlag, tt.userFlag, tt.getenv)
-			if m != tt.wantManaged || u != tt.wantUser {
-				t.Errorf("ResolvePaths() = %q, %q, want %q, %q", m, u, tt.wantManaged, tt.wantUser)
+			m, u, err := policy.ResolvePaths(tt.managedFlag, tt.userFlag, tt.getenv)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ResolvePaths() error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || m != tt.wantManaged || u != tt.wantUser {
+				t.Errorf("ResolvePaths() = %q, %q, %v; want %q, %q", m, u, err, tt.wantManaged, tt.wantUser)
 			}
 		})
 	}

@@ -101,7 +101,11 @@ func policyCheck(args []string, getenv func(string) string, stdout, stderr io.Wr
 	if code, ok := parsePolicyFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	managed, user := policy.ResolvePaths(pf.managed, pf.user, getenv)
+	managed, user, err := policy.ResolvePaths(pf.managed, pf.user, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host policy check: %v\n", err)
+		return policyExitUsage
+	}
 	if managed == "" && user == "" {
 		fmt.Fprintln(stdout, "no policy configured: every call passes the policy stage")
 		return policyExitOK
@@ -152,7 +156,12 @@ func policyEval(ctx context.Context, args []string, getenv func(string) string, 
 		return policyExitUsage
 	}
 
-	set, err := policy.LoadLayers(policy.ResolvePaths(pf.managed, pf.user, getenv))
+	managed, user, err := policy.ResolvePaths(pf.managed, pf.user, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host policy eval: %v\n", err)
+		return policyExitUsage
+	}
+	set, err := policy.LoadLayers(managed, user)
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host policy eval: %v\n", err)
 		return policyExitUsage

@@ -67,7 +67,11 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "cua-host replay: %v\n", err)
 		return 2
 	}
-	managedPath, userPath := policy.ResolvePaths(*managedPolicy, *policyPath, os.Getenv)
+	managedPath, userPath, err := policy.ResolvePaths(*managedPolicy, *policyPath, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host replay: policy: %v\n", err)
+		return 2
+	}
 	set, err := policy.LoadLayers(managedPath, userPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host replay: policy: %v\n", err)

@@ -80,7 +80,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return fail("%v", err)
 		}
 	}
-	managedP, userP := policy.ResolvePaths(*managedPolicy, *policyPath, os.Getenv)
+	managedP, userP, err := policy.ResolvePaths(*managedPolicy, *policyPath, os.Getenv)
+	if err != nil {
+		return fail("policy: %v", err)
+	}
 	set, err := policy.LoadLayers(managedP, userP)
 	if err != nil {
 		return fail("policy: %v", err)

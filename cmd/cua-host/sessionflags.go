@@ -110,7 +110,10 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	if f.journalMaxShots < -1 || f.journalMaxBytes < -1 {
 		return nil, fmt.Errorf("--journal-max-shots and --journal-max-shot-bytes must be ≥ -1")
 	}
-	managedPath, userPath := policy.ResolvePaths(f.managedPolicy, f.policyPath, getenv)
+	managedPath, userPath, err := policy.ResolvePaths(f.managedPolicy, f.policyPath, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
 	set, err := policy.LoadLayers(managedPath, userPath)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
