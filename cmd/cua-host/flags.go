@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cua-host/cua-host/host"
 )
 
@@ -84,4 +86,44 @@ func argsObject(fs *flag.FlagSet, i int, stderr io.Writer) (json.RawMessage, boo
 		return nil, false
 	}
 	return raw, true
+}
+
+// logFlags are the logging flags of a supervising command (`run`, `serve`).
+type logFlags struct {
+	file, level *string
+}
+
+// addLogFlags registers --log-file and --log-level on fs.
+func addLogFlags(fs *flag.FlagSet) logFlags {
+	return logFlags{
+		file:  fs.String("log-file", "", "append logs to this file instead of stderr"),
+		level: fs.String("log-level", "info", "log level: debug, info, warn, error"),
+	}
+}
+
+// parseLevel returns the --log-level value.
+func (lf logFlags) parseLevel() (slog.Level, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*lf.level)); err != nil {
+		return 0, fmt.Errorf("bad --log-level: %w", err)
+	}
+	return lvl, nil
+}
+
+// open returns where logs go — the --log-file (close it when done), else stderr when it is
+// a file (children inherit it as theirs), else os.Stderr — and a text logger on it at lvl
+// tagged with component.
+func (lf logFlags) open(stderr io.Writer, lvl slog.Level, component string) (out *os.File, log *slog.Logger, closeFile func(), err error) {
+	out, closeFile = os.Stderr, func() {}
+	if f, ok := stderr.(*os.File); ok {
+		out = f
+	}
+	if *lf.file != "" {
+		f, err := os.OpenFile(*lf.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		out, closeFile = f, func() { f.Close() }
+	}
+	return out, slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lvl})).With("component", component), closeFile, nil
 }

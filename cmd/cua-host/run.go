@@ -54,8 +54,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	disp := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
 	screen := fs.String("screen", "", "size of a private display, WxH (default 1280x800)")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on 127.0.0.1:PORT instead of stdio (bearer token from $"+mcpproxy.EnvHTTPToken+")")
-	logFile := fs.String("log-file", "", "append logs to this file instead of stderr")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	lf := addLogFlags(fs)
 	callTimeout := fs.Duration("call-timeout", mcpproxy.DefaultCallTimeout, "deadline of each tool call")
 	indicator := fs.Bool("indicator", true, "on a shared display, show an always-on-top bar naming the session, with a Stop button that revokes it (off on a private display)")
 	sf := addSessionFlags(fs)
@@ -70,8 +69,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail("unexpected arguments %q (see cua-host run -h)", fs.Args())
 	}
 	cfg := runConfig{display: *disp, callTimeout: *callTimeout, indicator: *indicator}
-	if err := cfg.level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fail("bad --log-level: %v", err)
+	var err error
+	if cfg.level, err = lf.parseLevel(); err != nil {
+		return fail("%v", err)
 	}
 	if *callTimeout <= 0 {
 		return fail("--call-timeout %v must be positive", *callTimeout)
@@ -107,19 +107,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if isTerminal(0) {
 		return fail("stdin is a terminal; `cua-host run` speaks MCP on stdio to an MCP client (Claude Code, Codex, the MCP Inspector): see docs/mcp.md, or use --http")
 	}
-	cfg.logOut = os.Stderr
-	if f, ok := stderr.(*os.File); ok {
-		cfg.logOut = f
+	var closeLog func()
+	if cfg.logOut, cfg.log, closeLog, err = lf.open(stderr, cfg.level, "host"); err != nil {
+		return fail("%v", err)
 	}
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_CLOEXEC, 0o600)
-		if err != nil {
-			return fail("--log-file: %v", err)
-		}
-		defer f.Close()
-		cfg.logOut = f
-	}
-	cfg.log = slog.New(slog.NewTextHandler(cfg.logOut, &slog.HandlerOptions{Level: cfg.level})).With("component", "host")
+	defer closeLog()
 	if err := serveMCP(ctx, cfg); err != nil {
 		cfg.log.Error("cua-host run stopped", "err", err)
 		return 1

@@ -26,8 +26,7 @@ import (
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	logFile := fs.String("log-file", "", "append logs to this file instead of stderr")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	lf := addLogFlags(fs)
 	runtimeDir := fs.String("runtime-dir", "", "where the 0700 endpoint directory is created (default $XDG_RUNTIME_DIR, else the temporary directory)")
 	modes := fs.String("allow-modes", "standard,bounded", "permission modes sessions may have (comma-separated; unrestricted needs --dangerously-bypass-approvals)")
 	bypass := fs.Bool("dangerously-bypass-approvals", false, "let sessions be created in mode unrestricted")
@@ -49,9 +48,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if fs.NArg() != 0 {
 		return fail("unexpected arguments %q", fs.Args())
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fail("bad --log-level: %v", err)
+	lvl, err := lf.parseLevel()
+	if err != nil {
+		return fail("%v", err)
 	}
 	ceiling := authz.Ceiling{MaxSessionTTL: *maxTTL, MaxIdleTTL: *maxIdle}
 	for _, m := range strings.Split(*modes, ",") {
@@ -88,19 +87,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail("policy: %v", err)
 	}
-	logOut := os.Stderr
-	if f, ok := stderr.(*os.File); ok {
-		logOut = f
+	logOut, log, closeLog, err := lf.open(stderr, lvl, "serve")
+	if err != nil {
+		return fail("%v", err)
 	}
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_CLOEXEC, 0o600)
-		if err != nil {
-			return fail("--log-file: %v", err)
-		}
-		defer f.Close()
-		logOut = f
-	}
-	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: lvl})).With("component", "serve")
+	defer closeLog()
 
 	// The app going away closes our stdout and stderr too: supervise keeps SIGPIPE from
 	// killing us before everything is torn down.
