@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -125,6 +126,31 @@ func (d *desk) ready(ctx context.Context, call *tool.Call, dl *delivery, win *x1
 // it (so the pid cannot have been reused).
 func (d *desk) launchedBy(call *tool.Call, pid int) bool {
 	return pid > 0 && call.Session != nil && call.Session.Launched(pid) && d.b.Launched(pid)
+}
+
+// pointerReady chooses the delivery of pointer input at pts in win and prepares it. Before
+// anything happens it runs the checks that the events land where they were authorized
+// (and pre's, a further check of the call on the chosen delivery, when pre is not nil),
+// then ready. It returns the delivery, also when a
+// check refused (its caller may try accessibility instead), and the guards to run again
+// right before the first event.
+func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, win *x11.Window, ev map[string]any, needFocus bool, pre func(*delivery) x11.Guard, pts ...x11.Point) (*delivery, []x11.Guard, error) {
+	dl, err := d.deliveryFor(ctx, call, asked)
+	if err != nil {
+		return nil, nil, err
+	}
+	guards := []x11.Guard{d.landsOn(call, win, pts...), d.offDesktop(dl, pts...)}
+	checks := slices.Clip(guards)
+	if pre != nil {
+		checks = append(checks, pre(dl))
+	}
+	if err := precheck(ctx, checks...); err != nil {
+		return dl, nil, err
+	}
+	if err := d.ready(ctx, call, dl, win, ev, needFocus); err != nil {
+		return dl, nil, err
+	}
+	return dl, guards, nil
 }
 
 // restorer records the active window and the core pointer position before foreground

@@ -189,16 +189,9 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 	if err != nil {
 		return nil, err
 	}
-	dl, err := d.deliveryFor(ctx, call, a.Delivery)
-	if err != nil {
-		return nil, err
-	}
-	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
-	if err := precheck(ctx, guards...); err != nil {
-		return nil, err
-	}
 	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
+	dl, guards, err := d.pointerReady(ctx, call, a.Delivery, win, ev, false, nil, p)
+	if err != nil {
 		return nil, err
 	}
 	if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
@@ -235,17 +228,10 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 	if err != nil {
 		return nil, err
 	}
-	dl, err := d.deliveryFor(ctx, call, t.Delivery)
-	if err != nil {
-		return nil, err
-	}
 	// The keys follow the click: both must be able to land before either is sent.
-	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
-	if err := precheck(ctx, append(guards, d.keyboardFree(dl))...); err != nil {
-		return nil, err
-	}
 	ev := map[string]any{"fallback_reason": fallback}
-	if err := d.ready(ctx, call, dl, win, ev, true); err != nil {
+	dl, guards, err := d.pointerReady(ctx, call, t.Delivery, win, ev, true, d.keyboardFree, p)
+	if err != nil {
 		return nil, err
 	}
 	if err := dl.dev.Click(ctx, p, x11.ButtonLeft, 1, nil, append(guards, d.keyGuards(dl, win)...)...); err != nil {
@@ -288,16 +274,9 @@ func (d *desk) scrollElement(ctx context.Context, call *tool.Call, t targetArgs,
 	if err != nil {
 		return nil, err
 	}
-	dl, err := d.deliveryFor(ctx, call, t.Delivery)
-	if err != nil {
-		return nil, err
-	}
-	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
-	if err := precheck(ctx, guards...); err != nil {
-		return nil, err
-	}
 	ev := map[string]any{}
-	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
+	dl, guards, err := d.pointerReady(ctx, call, t.Delivery, win, ev, false, nil, p)
+	if err != nil {
 		return nil, err
 	}
 	if err := d.scrollNotches(ctx, dl, p, dir, notches, mods, guards); err != nil {

@@ -166,12 +166,8 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		if err != nil {
 			return nil, err
 		}
-		dl, err := d.deliveryFor(ctx, call, a.Delivery)
-		var guards []x11.Guard
-		if err == nil {
-			guards = []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
-			err = precheck(ctx, guards...)
-		}
+		ev := map[string]any{}
+		dl, guards, err := d.pointerReady(ctx, call, a.Delivery, win, ev, false, nil, p)
 		if err != nil {
 			if !backgroundFallback(dl, err) {
 				return nil, err
@@ -180,10 +176,6 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 				return res, aerr
 			}
 			return nil, noBackgroundRoute(err)
-		}
-		ev := map[string]any{}
-		if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
-			return nil, err
 		}
 		if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 			return nil, err
@@ -254,11 +246,8 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 		}
 		ev := map[string]any{}
 		if down {
-			guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
-			if err := precheck(ctx, guards...); err != nil {
-				return nil, err
-			}
-			if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
+			var guards []x11.Guard
+			if dl, guards, err = d.pointerReady(ctx, call, a.Delivery, win, ev, false, nil, p); err != nil {
 				return nil, err
 			}
 			err = dl.dev.ButtonDown(ctx, p, btn, guards...)
@@ -327,17 +316,9 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 	// Every point of the path: while the button is held the events go to the window that
 	// got the press, but a drag-and-drop source sends the drop to the window under the
 	// pointer, wherever that is.
-	dl, err := d.deliveryFor(ctx, call, a.Delivery)
-	if err != nil {
-		return nil, err
-	}
-	path := x11.DragPath(from, to, steps)
-	guards := []x11.Guard{d.landsOn(call, win, path...), d.offDesktop(dl, path...)}
-	if err := precheck(ctx, guards...); err != nil {
-		return nil, err
-	}
 	ev := map[string]any{}
-	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
+	dl, guards, err := d.pointerReady(ctx, call, a.Delivery, win, ev, false, nil, x11.DragPath(from, to, steps)...)
+	if err != nil {
 		return nil, err
 	}
 	if err := dl.dev.Drag(ctx, from, to, btn, steps, time.Duration(dur)*time.Millisecond, a.Modifier, guards...); err != nil {
@@ -400,16 +381,9 @@ func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error
 	if err != nil {
 		return nil, err
 	}
-	dl, err := d.deliveryFor(ctx, call, a.Delivery)
-	if err != nil {
-		return nil, err
-	}
-	guards := []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
-	if err := precheck(ctx, guards...); err != nil {
-		return nil, err
-	}
 	ev := map[string]any{}
-	if err := d.ready(ctx, call, dl, win, ev, false); err != nil {
+	dl, guards, err := d.pointerReady(ctx, call, a.Delivery, win, ev, false, nil, p)
+	if err != nil {
 		return nil, err
 	}
 	if err := d.scrollNotches(ctx, dl, p, a.Direction, notches, a.Modifier, guards); err != nil {
