@@ -183,7 +183,7 @@ func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
 }
 
 // closeWatch bounds how long after background keys the target window is watched.
-const closeWatch = time.Second
+const closeWatch = 3 * time.Second
 
 // closeWatches are the windows watchClose watches, one goroutine each.
 type closeWatches struct {
