@@ -31,6 +31,11 @@ type Result struct {
 	Content []Content
 	// Structured is marshalled to a JSON object for structuredContent; nil means none.
 	Structured any
+	// Details is cua-host's own account of the call beyond Structured (what it read back,
+	// the devices and windows involved), marshalled to a JSON object; nil means none. Over
+	// MCP it travels in the result's _meta (docs/adr/0010), so that Structured can keep a
+	// tool contract's closed shape.
+	Details any
 	// IsError marks a tool-level failure that happened after the tool started.
 	IsError bool
 }
