@@ -97,10 +97,10 @@ func TestToolResult(t *testing.T) {
 		},
 		{
 			name:           "refusal without text gets its line",
-			in:             client.Result{Outcome: client.NotStarted, Refusal: &client.Refusal{Code: "outside_manifest", Message: "no"}},
+			in:             client.Result{Outcome: client.NotStarted, Refusal: &client.Refusal{Code: "bounded_resource_outside_manifest", Message: "no"}},
 			wantError:      true,
-			wantContent:    []string{"text:outside_manifest: no"},
-			wantStructured: `{"outcome":"not_started","refusal":{"code":"outside_manifest","message":"no"}}`,
+			wantContent:    []string{"text:bounded_resource_outside_manifest: no"},
+			wantStructured: `{"outcome":"not_started","refusal":{"code":"bounded_resource_outside_manifest","message":"no"}}`,
 		},
 		{
 			name:           "the tool cannot override the outcome",

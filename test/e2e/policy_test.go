@@ -216,8 +216,8 @@ resources:
 	} {
 		res := rp.call(t, c.tool, c.args)
 		code := refusalCode(t, res)
-		if !res.IsError || structured(t, res)["outcome"] != "not_started" || (code != "outside_manifest" && code != "manifest_denied") {
-			t.Errorf("%s %v: isError=%v structured=%v, want an outside_manifest refusal", c.tool, c.args, res.IsError, structured(t, res))
+		if !res.IsError || structured(t, res)["outcome"] != "not_started" || (code != "bounded_resource_outside_manifest" && code != "manifest_denied") {
+			t.Errorf("%s %v: isError=%v structured=%v, want an bounded_resource_outside_manifest refusal", c.tool, c.args, res.IsError, structured(t, res))
 		}
 	}
 	// Inside the manifest it works.
