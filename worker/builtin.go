@@ -18,7 +18,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 	reg.Register(tool.Tool{
 		Name:        "health_report",
 		Description: "Report the worker's pid, generation, protocol version and which backends are available.",
-		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
+		InputSchema: []byte(labelSchema),
 		Annotations: desktop.Annotations("health_report"),
 		Quick:       true,
 		Handler:     w.healthReport,
@@ -52,8 +52,8 @@ type healthReport struct {
 }
 
 func (w *worker) healthReport(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var none struct{}
-	if err := call.Decode(&none); err != nil {
+	var a labelArgs // only the session label, which changes nothing here
+	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
