@@ -53,6 +53,17 @@ const (
 	// and no background route reaches the target; nothing was sent, and foreground delivery
 	// would take the person's pointer or keyboard focus (the reference's code).
 	CodeBackgroundUnavailable Code = "background_unavailable"
+	// CodeDesktopCoordinateScopeRequired: pointer input at x/y without a window and
+	// without scope "desktop" (or a desktop target): the coordinates would be desktop
+	// coordinates, which the caller must say it means (the reference's code).
+	CodeDesktopCoordinateScopeRequired Code = "desktop_coordinate_scope_required"
+	// CodeAmbiguousWindowTarget: a call names a process but not which of its windows, and
+	// the process has several (the reference's code).
+	CodeAmbiguousWindowTarget Code = "ambiguous_window_target"
+	// CodeForegroundRequired: foreground delivery on a display shared with a person was
+	// asked for without a background attempt on the same window having failed first; it
+	// would take the person's pointer or focus (the reference's code).
+	CodeForegroundRequired Code = "foreground_required"
 	// CodeJournalUnavailable: the host keeps a journal and could not record the call (a
 	// full disk, an unwritable directory), so the call did not run.
 	CodeJournalUnavailable Code = "journal_unavailable"

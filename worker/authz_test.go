@@ -298,7 +298,7 @@ func TestAdversarialArguments(t *testing.T) {
 		{name: "case-folded pid", c: std, tool: "kill_app", args: map[string]any{"PID": sc.protPID}, want: authz.CodeInvalidArguments},
 		{name: "long-s scope", c: std, tool: "click", args: map[string]any{"ſcope": "desktop", "x": 5, "y": 5}, want: authz.CodeInvalidArguments},
 		{name: "case-folded window_id next to the real one", c: std, tool: "click", args: map[string]any{"pid": ownPID, "window_id": ownWin, "x": 1, "y": 1, "Window_Id": sc.foreignWin}, want: authz.CodeInvalidArguments},
-		{name: "desktop coordinates without scope", c: std, tool: "click", args: map[string]any{"x": 5, "y": 5}, want: authz.CodeInvalidArguments},
+		{name: "desktop coordinates without scope", c: std, tool: "click", args: map[string]any{"x": 5, "y": 5}, want: authz.CodeDesktopCoordinateScopeRequired},
 		{name: "capitalised look-alike key", c: bounded, tool: "get_desktop_state", args: map[string]any{"Mode": "unrestricted"}, want: authz.CodeInvalidArguments},
 		{name: "Cyrillic look-alike key", c: std, tool: "click", args: withForged(map[string]any{"mоde": "unrestricted"}), want: authz.CodeInvalidArguments},
 		{name: "Kelvin-sign key folding onto a field", c: std, tool: "noop", args: map[string]any{"\u212aey": 1}, want: authz.CodeInvalidArguments},

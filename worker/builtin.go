@@ -26,7 +26,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 	reg.Register(tool.Tool{
 		Name:        "get_session",
 		Description: "Describe the calling session (label, mode, expiry, manifest hash) or one of its labels.",
-		InputSchema: []byte(labelSchema),
+		InputSchema: []byte(openLabelSchema),
 		Annotations: desktop.Annotations("get_session"),
 		Quick:       true,
 		Handler:     w.getSession,
@@ -34,7 +34,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 	reg.Register(tool.Tool{
 		Name:        "end_session",
 		Description: "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended. With a label (other than the session's own), end only that label: calls carrying it are refused until start_session revives it.",
-		InputSchema: []byte(labelSchema),
+		InputSchema: []byte(openLabelSchema),
 		Annotations: desktop.Annotations("end_session"),
 		Handler:     w.endSession,
 	})
@@ -109,7 +109,7 @@ func (w *worker) callerSession(call *tool.Call) (*session, error) {
 
 func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a labelArgs
-	if err := call.Decode(&a); err != nil {
+	if err := decodeOpen(call, &a, "session"); err != nil {
 		return nil, err
 	}
 	s, err := w.callerSession(call)
@@ -155,7 +155,7 @@ func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result,
 // the channel is refused with session_ended.
 func (w *worker) endSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a labelArgs
-	if err := call.Decode(&a); err != nil {
+	if err := decodeOpen(call, &a, "session"); err != nil {
 		return nil, err
 	}
 	s, err := w.callerSession(call)

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -17,13 +18,15 @@ import (
 // Input schemas of the session tools.
 const (
 	labelSchema        = `{"type":"object","properties":{"session":{"type":"string","description":"A public label inside this session (informational; carries no authority). Omitted: the session itself."}},"additionalProperties":false}`
+	// openLabelSchema is labelSchema for the session tools, which ignore other properties.
+	openLabelSchema = `{"type":"object","properties":{"session":{"type":"string","description":"A public label inside this session (informational; carries no authority). Omitted: the session itself."}}}`
 	startSessionSchema = `{"type":"object","properties":{` +
 		`"session":{"type":"string","description":"A public label for this run of calls (informational; carries no authority). Omitted: the session itself."},` +
 		`"capture_scope":{"type":"string","enum":["auto","window","desktop"],"description":"Deprecated; recorded and reported. Capture is decided on each call by the session's authority."},` +
 		`"cursor_theme":{"type":["object","null"],"properties":{"theme_id":{"type":"string"},"reduced_motion":{"type":"string","enum":["auto","on","off"]}},"required":["theme_id"],"description":"Accepted; the agent cursor is set with set_agent_cursor_theme."}},` +
-		`"additionalProperties":false}`
-	listSessionsSchema = `{"type":"object","properties":{"cursor":{"type":"string","description":"Continuation cursor from a previous call."},"limit":{"type":["integer","null"],"minimum":0,"maximum":100,"description":"At most this many (default 50)."}},"additionalProperties":false}`
-	escalateSchema     = `{"type":"object","properties":{"session":{"type":"string"},"reason":{"type":"string","enum":["ax_tree_pixel_mismatch","background_delivery_failed","foreground_ineffective","no_window_target","other"]},"detail":{"type":"string","maxLength":200}},"required":["session","reason"],"additionalProperties":false}`
+		`"additionalProperties":true}`
+	listSessionsSchema = `{"type":"object","properties":{"cursor":{"type":"string","description":"Continuation cursor from a previous call."},"limit":{"type":["integer","null"],"minimum":0,"maximum":100,"description":"At most this many (default 50)."}},"additionalProperties":true}`
+	escalateSchema     = `{"type":"object","properties":{"session":{"type":"string"},"reason":{"type":"string","enum":["ax_tree_pixel_mismatch","background_delivery_failed","foreground_ineffective","no_window_target","other"]},"detail":{"type":"string","maxLength":200}},"required":["session","reason"],"additionalProperties":true}`
 )
 
 // escalationReasons are escalate_session's reasons.
@@ -38,7 +41,7 @@ func (w *worker) registerSessionTools(reg *tool.Registry) {
 		{Name: "escalate_session", Description: "Deprecated: the capture scope is fixed by the host; the request is recorded and the unchanged scope reported.",
 			InputSchema: []byte(escalateSchema), Handler: w.escalateSession, Quick: true},
 		{Name: "get_session_state", Description: "Deprecated: the capture scope of this session or label (fixed by the host).",
-			InputSchema: []byte(labelSchema), Handler: w.sessionState, Quick: true},
+			InputSchema: []byte(openLabelSchema), Handler: w.sessionState, Quick: true},
 	} {
 		t.Annotations = desktop.Annotations(t.Name)
 		reg.Register(t)
@@ -114,7 +117,7 @@ func (w *worker) startSession(ctx context.Context, call *tool.Call) (*tool.Resul
 			ReducedMotion string `json:"reduced_motion"`
 		} `json:"cursor_theme"`
 	}
-	if err := call.Decode(&a); err != nil {
+	if err := decodeOpen(call, &a, "session", "capture_scope", "cursor_theme"); err != nil {
 		return nil, err
 	}
 	switch a.CaptureScope {
@@ -145,7 +148,7 @@ func (w *worker) listSessions(ctx context.Context, call *tool.Call) (*tool.Resul
 		Cursor string `json:"cursor"`
 		Limit  *int   `json:"limit"`
 	}
-	if err := call.Decode(&a); err != nil {
+	if err := decodeOpen(call, &a, "cursor", "limit"); err != nil {
 		return nil, err
 	}
 	limit := 50
@@ -189,7 +192,7 @@ func (w *worker) escalateSession(ctx context.Context, call *tool.Call) (*tool.Re
 		Reason  string  `json:"reason"`
 		Detail  *string `json:"detail"`
 	}
-	if err := call.Decode(&a); err != nil {
+	if err := decodeOpen(call, &a, "session", "reason", "detail"); err != nil {
 		return nil, err
 	}
 	switch {
@@ -222,7 +225,7 @@ func (w *worker) escalateSession(ctx context.Context, call *tool.Call) (*tool.Re
 
 func (w *worker) sessionState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a labelArgs
-	if err := call.Decode(&a); err != nil {
+	if err := decodeOpen(call, &a, "session"); err != nil {
 		return nil, err
 	}
 	s, err := w.callerSession(call)
@@ -236,4 +239,27 @@ func (w *worker) sessionState(ctx context.Context, call *tool.Call) (*tool.Resul
 	}
 	out := s.scopeState(label, st)
 	return tool.TextResult(fmt.Sprintf("Session %q: capture scope %s, effective %s (fixed by the host).", out["session"], out["capture_scope"], out["effective_scope"]), out), nil
+}
+
+// decodeOpen decodes the arguments of a session tool, whose schema (like the reference's)
+// admits properties it does not define: those are ignored — these tools touch no resource
+// and read only the fields of v — and the rest is decoded strictly.
+func decodeOpen(call *tool.Call, v any, known ...string) error {
+	args := call.Arguments
+	if args == nil {
+		if err := tool.DecodeArgs(call.Args, &args); err != nil {
+			return err
+		}
+	}
+	kept := make(map[string]any, len(known))
+	for _, k := range known {
+		if x, ok := args[k]; ok {
+			kept[k] = x
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return authz.Refuse(authz.CodeInvalidArguments, "arguments: %v", err)
+	}
+	return tool.DecodeArgs(b, v)
 }

@@ -73,6 +73,10 @@ func TestSessionLabels(t *testing.T) {
 		t.Fatalf("escalate_session = %v", st)
 	}
 	expect(t, call(t, c, "escalate_session", map[string]any{"session": "demo", "reason": "because"}), authz.CodeInvalidArguments)
+	// The session tools' schemas are open, as the reference's are: other properties are
+	// ignored (they touch no resource); every other tool's arguments stay strict.
+	expect(t, call(t, c, "get_session_state", map[string]any{"session": "demo", "note": "x"}), "")
+	expect(t, call(t, c, "health_report", map[string]any{"note": "x"}), authz.CodeInvalidArguments)
 	// A label never reaches beyond the manifest.
 	expect(t, call(t, c, "get_config", map[string]any{"session": "demo"}), authz.CodeOutsideManifest)
 	expect(t, call(t, c, "health_report", map[string]any{"session": ""}), authz.CodeInvalidArguments)

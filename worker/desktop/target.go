@@ -3,6 +3,7 @@ package desktop
 import (
 	"context"
 	"fmt"
+	"github.com/cua-host/cua-host/authz"
 	"math"
 
 	"github.com/cua-host/cua-host/x11"
@@ -109,7 +110,7 @@ func toRoot(win *x11.Window, scope string, screenW, screenH int, xv, yv *float64
 	}
 	if win == nil {
 		if scope != "desktop" {
-			return x11.Point{}, invalid("desktop_coordinate_scope_required: x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" to confirm, or target a window")
+			return x11.Point{}, authz.Refuse(authz.CodeDesktopCoordinateScopeRequired, "x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" (or target {\"kind\":\"desktop\",\"display_id\":\"primary\"}) to confirm, or target a window")
 		}
 		if x < 0 || y < 0 || x >= screenW || y >= screenH {
 			return x11.Point{}, invalid("(%d,%d) is outside the %dx%d screen", x, y, screenW, screenH)
