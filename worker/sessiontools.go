@@ -17,9 +17,9 @@ import (
 
 // Input schemas of the session tools.
 const (
-	labelSchema        = `{"type":"object","properties":{"session":{"type":"string","description":"A public label inside this session (informational; carries no authority). Omitted: the session itself."}},"additionalProperties":false}`
+	labelSchema = `{"type":"object","properties":{"session":{"type":"string","description":"A public label inside this session (informational; carries no authority). Omitted: the session itself."}},"additionalProperties":false}`
 	// openLabelSchema is labelSchema for the session tools, which ignore other properties.
-	openLabelSchema = `{"type":"object","properties":{"session":{"type":"string","description":"A public label inside this session (informational; carries no authority). Omitted: the session itself."}}}`
+	openLabelSchema    = `{"type":"object","properties":{"session":{"type":"string","description":"A public label inside this session (informational; carries no authority). Omitted: the session itself."}}}`
 	startSessionSchema = `{"type":"object","properties":{` +
 		`"session":{"type":"string","description":"A public label for this run of calls (informational; carries no authority). Omitted: the session itself."},` +
 		`"capture_scope":{"type":"string","enum":["auto","window","desktop"],"description":"Deprecated; recorded and reported. Capture is decided on each call by the session's authority."},` +
