@@ -42,6 +42,7 @@ func TestDefaultInventory(t *testing.T) {
 		"click", "double_click", "right_click", "move_cursor", "mouse_button_down", "mouse_button_up", "drag", "scroll",
 		"type_text", "press_key", "hotkey", "launch_app", "kill_app", "bring_to_front", "set_window_frame",
 		"clipboard_read", "clipboard_write",
+		"set_agent_cursor_enabled", "set_agent_cursor_motion", "set_agent_cursor_theme", "get_agent_cursor_state",
 	}
 	for _, name := range exposed {
 		e, r := inv.Classify(name)

@@ -57,6 +57,12 @@ func shippedEntries() []Entry {
 		MetadataOnly("escalate_session", "Deprecated: records the request; the capture scope stays as the host fixed it.", R2, ResourceSession, annIdempotent),
 		MetadataOnly("get_config", "The worker's effective configuration (read-only).", R0, ResourceNone, annReadOnly),
 
+		// The session's agent cursor: its own presentation, no protected resource.
+		MetadataOnly("set_agent_cursor_enabled", "Show or hide the calling session's agent cursor.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("set_agent_cursor_motion", "Set how the calling session's agent cursor moves.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("set_agent_cursor_theme", "Select an installed theme for the calling session's agent cursor.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("get_agent_cursor_state", "The calling session's agent cursor: enabled, position, theme, motion.", R0, ResourceSession, annReadOnly),
+
 		// Observation.
 		MetadataOnly("get_screen_size", "Desktop size in pixels.", R0, ResourceNone, annReadOnly),
 		MetadataOnly("get_cursor_position", "Pointer position in desktop coordinates.", R0, ResourceNone, annReadOnly),

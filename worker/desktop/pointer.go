@@ -116,6 +116,7 @@ func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, 
 		return false
 	}
 	evidence["pointer"] = p
+	d.followCursor(ctx, dl, p)
 	ok := p == want
 	if win != nil {
 		if at, err := d.b.WindowAt(ctx, p); err == nil {

@@ -37,6 +37,7 @@ type desk struct {
 	sessions *sessionStore // element snapshots per session
 	seats    *seatStore    // input devices per session
 	closing  closeWatches  // windows watched after background keys (watchClose)
+	cursors  *cursorStore  // agent cursors per session
 }
 
 // spec is one tool before registration. Its MCP annotations come from the inventory
@@ -56,7 +57,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore()}
+	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore(), cursors: newCursorStore()}
 	if opts.NoSessionDevices {
 		d.seats.unusable = fmt.Errorf("%w: session input devices are turned off", x11.ErrUnsupported)
 	}
@@ -135,7 +136,7 @@ func Annotations(name string) tool.Annotations {
 }
 
 func (d *desk) specs() []spec {
-	return append(append(append(append(d.observeSpecs(), d.a11ySpecs()...), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...)
+	return append(append(append(append(append(d.observeSpecs(), d.a11ySpecs()...), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...), d.cursorSpecs()...)
 }
 
 // result builds a result with text and a structured object.
