@@ -145,16 +145,6 @@ func cursorCall(t *testing.T, reg *tool.Registry, sess *tool.Session, name strin
 	return r
 }
 
-// details returns r's details.
-func details(t *testing.T, r *tool.Result) map[string]any {
-	t.Helper()
-	d, ok := r.Details.(map[string]any)
-	if !ok {
-		t.Fatalf("details = %#v", r.Details)
-	}
-	return d
-}
-
 // cursorState reads get_agent_cursor_state as sess.
 func cursorState(t *testing.T, reg *tool.Registry, sess *tool.Session) (contractState, map[string]any) {
 	t.Helper()
@@ -166,11 +156,11 @@ func cursorState(t *testing.T, reg *tool.Registry, sess *tool.Session) (contract
 // overlayWindow is the overlay's id from a result's details.
 func overlayWindow(t *testing.T, d map[string]any) uint32 {
 	t.Helper()
-	id, ok := d["overlay_window"].(uint32)
+	id, ok := d["overlay_window"].(float64) // details are read as JSON
 	if !ok || id == 0 {
 		t.Fatalf("no overlay window in %v", d)
 	}
-	return id
+	return uint32(id)
 }
 
 // winInfo is what xwininfo reports about a window.
@@ -438,7 +428,7 @@ func TestAgentCursorOnSessionPointer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := structured(t, r); res["delivery"] != "background" {
+	if res := details(t, r); res["delivery"] != "background" {
 		t.Fatalf("click = %v, want background delivery", res)
 	}
 	// Park the session's pointer on the desktop background, where no window defines a
@@ -450,10 +440,11 @@ func TestAgentCursorOnSessionPointer(t *testing.T) {
 	if d["route"] != "session_pointer" || d["visible"] != true || *st.Position.X != 1275 || *st.Position.Y != 795 {
 		t.Fatalf("state = %+v, %v; want the session pointer's route at (1275,795)", st, d)
 	}
-	ptr, ok := d["pointer_device"].(uint16)
+	dev, ok := d["pointer_device"].(float64) // details are read as JSON
 	if !ok {
 		t.Fatalf("no pointer device in %v", d)
 	}
+	ptr := uint16(dev)
 	if wi := xwininfo(t, overlayWindow(t, d)); wi.viewable {
 		t.Errorf("the overlay is shown while the session's own pointer carries the cursor: %+v", wi)
 	}
