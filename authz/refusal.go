@@ -17,7 +17,7 @@ type Code string
 const (
 	CodePermissionDenied           Code = "permission_denied"
 	CodeUnclassifiedTool           Code = "unclassified_tool"
-	CodeOutsideManifest            Code = "outside_manifest"
+	CodeOutsideManifest            Code = "bounded_resource_outside_manifest"
 	CodeManifestDenied             Code = "manifest_denied"
 	CodeAuthorizationRequired      Code = "authorization_required"
 	CodeAuthorizationDeclined      Code = "authorization_declined"
@@ -28,8 +28,8 @@ const (
 	CodeProtectedUIDenied          Code = "protected_ui_denied"
 	CodeForeignProcessTermination  Code = "foreign_process_termination_denied"
 	CodeInvalidArguments           Code = "invalid_arguments"
-	CodeStaleElement               Code = "stale_element"
-	CodeWindowNotFound             Code = "window_not_found"
+	CodeStaleElement               Code = "stale_element_token"
+	CodeWindowNotFound             Code = "window_target_not_found"
 	CodeDeadlineExceeded           Code = contract.CodeDeadlineExceeded
 	CodeUnsupported                Code = "unsupported"
 	CodeUnknownTool                Code = "unknown_tool"

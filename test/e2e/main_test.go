@@ -152,7 +152,7 @@ func (rp *runProc) mustCall(t testing.TB, name string, args any) (*mcp.CallToolR
 	t.Helper()
 	res := rp.call(t, name, args)
 	st := structured(t, res)
-	if res.IsError || st["outcome"] != "completed" {
+	if res.IsError || outcomeOf(res) != "completed" {
 		t.Fatalf("tools/call %s %v: isError=%v structured=%v text=%q", name, args, res.IsError, st, text(res))
 	}
 	return res, st
@@ -183,6 +183,9 @@ func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	}
 	return m
 }
+
+// outcomeOf returns the outcome a tools/call result carries in _meta.
+func outcomeOf(res *mcp.CallToolResult) any { return res.Meta["cua-host/outcome"] }
 
 func refusalCode(t testing.TB, res *mcp.CallToolResult) string {
 	t.Helper()

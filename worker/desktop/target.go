@@ -42,7 +42,7 @@ func (t targetArgs) check() error {
 }
 
 // resolve returns the targeted window, nil for desktop scope. A pid alone picks that
-// process's top-most window. The pid must own the window, else window_not_found.
+// process's top-most window. The pid must own the window, else window_target_not_found.
 //
 // known is the window the authorizer resolved and decided on for this call
 // (tool.Call.Window), or nil: when it is the window t names, it is the answer and the
