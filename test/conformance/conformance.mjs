@@ -739,8 +739,10 @@ async function pointerTools(run, desk, { ev }) {
     if (!r.done) continue;
     const evs = await ev.waitFor(mark, (e) => presses(e, button).length >= min);
     const got = presses(evs, button);
-    const exact = args.by === "page" ? got.length >= min : got.length === min;
-    oracle("scroll", exact && got.every((e) => e.x === x && e.y === y) && presses(evs).length === got.length, `${what}: xevlog saw ${args.by === "page" ? "at least " : ""}${min} wheel press(es) of button ${button} at (${x},${y}): ${summarize(evs)}`);
+    // Without an amount, or by page, the contract fixes no count of wheel notches.
+    const atLeast = args.by === "page" || args.amount === undefined;
+    const exact = atLeast ? got.length >= min : got.length === min;
+    oracle("scroll", exact && got.every((e) => e.x === x && e.y === y) && presses(evs).length === got.length, `${what}: xevlog saw ${atLeast ? "at least " : ""}${min} wheel press(es) of button ${button} at (${x},${y}): ${summarize(evs)}`);
   }
 }
 
@@ -861,7 +863,8 @@ async function captureTools(run, desk, { ev }) {
     const buf = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
     const img = pngDecode(buf);
     const h = pngHeader(buf);
-    oracle("get_desktop_state", !!h && h.width === r.sc.screenshot_width && h.height === r.sc.screenshot_height, `${file} is a PNG of ${h?.width}x${h?.height}, the result says ${r.sc.screenshot_width}x${r.sc.screenshot_height}`);
+    oracle("get_desktop_state", !!h && h.width === scr.width && h.height === scr.height && (r.sc.screenshot_width === undefined || (h.width === r.sc.screenshot_width && h.height === r.sc.screenshot_height)),
+      `${file} is a PNG of ${h?.width}x${h?.height}: the screen is ${scr.width}x${scr.height}, the result says ${r.sc.screenshot_width}x${r.sc.screenshot_height}`);
     oracle("get_desktop_state", r.sc.screen_width === scr.width && r.sc.screen_height === scr.height && r.sc.platform === "linux", `screen ${r.sc.screen_width}x${r.sc.screen_height} on ${r.sc.platform} = xdotool ${scr.width}x${scr.height}`);
     oracle("get_desktop_state", r.sc.screenshot_file_path === undefined || r.sc.screenshot_file_path === file, `screenshot_file_path ${r.sc.screenshot_file_path} names the file asked for`);
     if (img && h.width === scr.width) {
@@ -875,7 +878,7 @@ async function captureTools(run, desk, { ev }) {
   if (r.done) {
     const img = (r.res.content ?? []).find((c) => c.type === "image");
     const h = img ? pngHeader(Buffer.from(img.data, "base64")) : null;
-    oracle("get_desktop_state", !!h && img.mimeType === "image/png" && h.width === r.sc.screenshot_width && h.height === r.sc.screenshot_height, `the image content is a PNG of ${h?.width}x${h?.height} (${img?.mimeType})`);
+    oracle("get_desktop_state", !!h && img.mimeType === "image/png" && h.width === scr.width && h.height === scr.height, `the image content is a PNG of ${h?.width}x${h?.height} (${img?.mimeType}), the screen ${scr.width}x${scr.height}`);
   }
 }
 
