@@ -621,6 +621,9 @@ async function sessions(run) {
   r = await run.call("get_session_state", { session: M }, { what: "labelled" });
   if (r.ok) oracle("get_session_state", r.sc.session === M && r.sc.capture_scope === "window", `capture_scope of ${M} is what start_session set`);
   r = await run.call("get_session_state", {}, { what: "implicit" });
+  // get_session_state's input schema is open (additionalProperties: true): a key the
+  // contract does not name is valid input.
+  r = await run.call("get_session_state", { session: M, conformance_probe: true }, { what: "a key the open schema allows" });
 
   r = await run.call("list_sessions", {}, { what: "default" });
   if (r.ok) {
