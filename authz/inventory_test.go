@@ -59,7 +59,7 @@ func TestDefaultInventory(t *testing.T) {
 	for _, tt := range []struct {
 		tool string
 		code Code
-	}{{"clik", CodeUnclassifiedTool}, {"noop", CodeUnclassifiedTool}, {"run_shell", CodeUnsupported}, {"start_session", CodeUnsupported}, {"", CodeUnclassifiedTool}} {
+	}{{"clik", CodeUnclassifiedTool}, {"noop", CodeUnclassifiedTool}, {"run_shell", CodeUnsupported}, {"screenshot", CodeUnsupported}, {"", CodeUnclassifiedTool}} {
 		if _, r := inv.Classify(tt.tool); r == nil || r.Code != tt.code {
 			t.Errorf("Classify(%q) = %v, want %s", tt.tool, r, tt.code)
 		}

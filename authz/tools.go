@@ -50,7 +50,11 @@ func shippedEntries() []Entry {
 		// Builtins: the worker and the calling session.
 		MetadataOnly("health_report", "Worker pid, generation, protocol version and backend availability.", R0, ResourceNone, annReadOnly),
 		MetadataOnly("get_session", "The calling session's label, mode, expiry and manifest hash.", R0, ResourceSession, annReadOnly),
-		MetadataOnly("end_session", "End the calling session; every later call is refused with session_ended.", R1, ResourceSession, annEndSession),
+		MetadataOnly("end_session", "End the calling session (or one of its labels); every later call is refused with session_ended.", R1, ResourceSession, annEndSession),
+		MetadataOnly("start_session", "Start or revive a public label inside the calling session; labels carry no authority.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("list_sessions", "The calling session and its labels; other sessions are never visible.", R0, ResourceSession, annReadOnly),
+		MetadataOnly("get_session_state", "Deprecated: the session's capture scope, fixed by the host.", R0, ResourceSession, annReadOnly),
+		MetadataOnly("escalate_session", "Deprecated: records the request; the capture scope stays as the host fixed it.", R2, ResourceSession, annIdempotent),
 		MetadataOnly("get_config", "The worker's effective configuration (read-only).", R0, ResourceNone, annReadOnly),
 
 		// Observation.
@@ -90,8 +94,6 @@ func shippedEntries() []Entry {
 		active("clipboard_write", "Write text to the clipboard.", R1, ResourceClipboard, OpInput, ShapeClipboard, annIdempotent, Allow, out),
 
 		// Reference tools cua-host does not expose.
-		notExposed("start_session", "Sessions are minted by the trusted host, never by the agent.", R1, ResourceSession),
-		notExposed("list_sessions", "Other sessions are not visible to an agent.", R0, ResourceSession),
 		notExposed("set_config", "The configuration is fixed by the host.", R2, ResourceNone),
 		notExposed("check_permissions", "macOS TCC only.", R2, ResourceNone),
 		notExposed("invoke_menu", "Menu invocation by path.", R1, ResourceWindow),

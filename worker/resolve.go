@@ -86,9 +86,6 @@ func (r *resolver) resolve(ctx context.Context, s *session, tool string, e *auth
 		return r.generic(ctx, pid, hasPID, uint32(wid), hasWID)
 	}
 	scope, _ := args["scope"].(string)
-	if _, ok := args["target"]; ok && e.Shape != authz.ShapeNone {
-		return unresolved(authz.CodeInvalidArguments, "target objects are not supported; pass pid and window_id (or scope \"desktop\")")
-	}
 	switch e.Shape {
 	case authz.ShapeWindow, authz.ShapePointer, authz.ShapeKeyboard:
 		if r.desk == nil {

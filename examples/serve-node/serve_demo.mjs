@@ -217,7 +217,7 @@ async function main() {
   log("→ beta: read the clipboard (needs consent: the app is asked)");
   const b = await connect(bin, beta.endpoint.unix);
   await tool(b, "clipboard_write", { text: "from-beta" });
-  const { sc: clip, outcome: clipOutcome } = await tool(b, "clipboard_read");
+  const { sc: clip, outcome: clipOutcome } = await tool(b, "clipboard_read", { include_text: true });
   check(serve.consents.some((c) => c.session === "beta"), "a consent_request for beta reached the app and was answered");
   check(clipOutcome === "completed" && JSON.stringify(clip).includes("from-beta"), "the granted clipboard_read completed with beta's text");
   const atConsent = serve.statusAtConsent.find((x) => x.session === "beta");

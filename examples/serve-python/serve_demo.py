@@ -199,7 +199,7 @@ def main():
     log("→ beta: read the clipboard (needs consent: the app is asked)")
     b = MCPSession(beta["endpoint"]["unix"])
     b.tool("clipboard_write", {"text": "from-beta"})
-    _, read, read_outcome = b.tool("clipboard_read", {})
+    _, read, read_outcome = b.tool("clipboard_read", {"include_text": True})
     check(any(c["session"] == "beta" for c in serve.consents), "a consent_request for beta reached the app and was answered")
     check(read_outcome == "completed" and "from-beta" in json.dumps(read), "the granted clipboard_read completed with beta's text")
 

@@ -86,7 +86,7 @@ func TestBackgroundDelivery(t *testing.T) {
 
 	res := call(t, s, "click", map[string]any{"pid": own.PID, "window_id": own.Window, "x": 30, "y": 40})
 	check(t, "background click", res, "")
-	if st := structuredOf(t, res); st["delivery"] != "background" || st["route"] != "xinput2" {
+	if st := detailsOf(t, res); st["delivery"] != "background" || st["route"] != "xinput2" {
 		t.Errorf("click delivered %v via %v, want background via xinput2", st["delivery"], st["route"])
 	}
 	own.waitCount(t, "button_release", 1)
@@ -114,7 +114,7 @@ func TestBackgroundDelivery(t *testing.T) {
 		before := own.count(t, "button_press")
 		res := call(t, s, "click", map[string]any{"pid": own.PID, "window_id": own.Window, "x": 50, "y": 20, "delivery_mode": "foreground"})
 		check(t, "foreground click", res, "")
-		if st := structuredOf(t, res); st["delivery"] != "foreground" || st["route"] != "xtest" {
+		if st := detailsOf(t, res); st["delivery"] != "foreground" || st["route"] != "xtest" {
 			t.Errorf("click delivered %v via %v, want foreground via xtest", st["delivery"], st["route"])
 		}
 		own.waitCount(t, "button_press", before+1)
@@ -122,12 +122,12 @@ func TestBackgroundDelivery(t *testing.T) {
 	})
 }
 
-// structuredOf decodes a result's structured content.
-func structuredOf(t testing.TB, res host.Result) map[string]any {
+// detailsOf returns what a result reports beyond its contract shape.
+func detailsOf(t testing.TB, res host.Result) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(res.Structured, &m); err != nil {
-		t.Fatalf("structured %s: %v", res.Structured, err)
+	if err := json.Unmarshal(res.Details, &m); err != nil {
+		t.Fatalf("details %s: %v", res.Details, err)
 	}
 	return m
 }

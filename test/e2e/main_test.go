@@ -187,6 +187,12 @@ func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 // outcomeOf returns the outcome a tools/call result carries in _meta.
 func outcomeOf(res *mcp.CallToolResult) any { return res.Meta["cua-host/outcome"] }
 
+// detailsOf returns what a tools/call result reports beyond its contract shape (_meta).
+func detailsOf(res *mcp.CallToolResult) map[string]any {
+	m, _ := res.Meta["cua-host/details"].(map[string]any)
+	return m
+}
+
 func refusalCode(t testing.TB, res *mcp.CallToolResult) string {
 	t.Helper()
 	r, _ := structured(t, res)["refusal"].(map[string]any)

@@ -53,7 +53,18 @@ func call(t *testing.T, reg *tool.Registry, name string, args any) (*tool.Result
 
 func structured(t *testing.T, r *tool.Result) map[string]any {
 	t.Helper()
-	b, err := json.Marshal(r.Structured)
+	return asObject(t, r.Structured)
+}
+
+// details returns a result's details (what the tool reports beyond its contract shape).
+func details(t *testing.T, r *tool.Result) map[string]any {
+	t.Helper()
+	return asObject(t, r.Details)
+}
+
+func asObject(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +195,20 @@ func TestClickThroughTool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("double_click: %v", err)
 	}
-	st := structured(t, r)
+	st := details(t, r)
 	if st["route"] != "xtest" || st["verified"] != true {
-		t.Errorf("structured = %v, want route xtest verified", st)
+		t.Errorf("details = %v, want route xtest verified", st)
+	}
+	// The contract shape: closed, the route by the contract's name, two clicks delivered.
+	c := structured(t, r)
+	dl, _ := c["delivery"].(map[string]any)
+	if c["effect"] != "unverifiable" || c["route"] != "global_input" || dl["delivered_count"] != float64(2) || len(c) > 5 {
+		t.Errorf("structured = %v, want effect unverifiable, route global_input, 2 delivered, nothing else", c)
+	}
+	for k := range c {
+		if k != "effect" && k != "route" && k != "delivery" && k != "evidence" && k != "escalation" {
+			t.Errorf("structured has %q, outside the contract's action shape", k)
+		}
 	}
 	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == 2 })
 	for _, e := range harness.Filter(evs, "button_press", "button_release") {
@@ -266,7 +288,7 @@ func TestAppsAndClipboardTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := structured(t, r); st["verified"] != true {
+	if st := details(t, r); st["verified"] != true {
 		t.Logf("set_window_frame not exact (xterm snaps to its character grid): %v", st)
 	}
 	if r, err = call(t, reg, "bring_to_front", map[string]any{"pid": pid, "window_id": wid}); err != nil || structured(t, r)["verified"] != true {
@@ -278,13 +300,13 @@ func TestAppsAndClipboardTools(t *testing.T) {
 	if r, err = call(t, reg, "kill_app", map[string]any{"pid": pid}); err != nil || structured(t, r)["verified"] != true {
 		t.Errorf("kill_app = %v, %v", r, err)
 	}
-	if r, err = call(t, reg, "clipboard_write", map[string]any{"text": "über"}); err != nil || structured(t, r)["verified"] != true {
+	if r, err = call(t, reg, "clipboard_write", map[string]any{"text": "über"}); err != nil || details(t, r)["verified"] != true {
 		t.Errorf("clipboard_write = %v, %v", r, err)
 	}
 	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-o"); got != "über" {
 		t.Errorf("xclip -o = %q", got)
 	}
-	if r, err = call(t, reg, "clipboard_read", map[string]any{}); err != nil || r.Content[0].Text != "über" {
+	if r, err = call(t, reg, "clipboard_read", map[string]any{"include_text": true}); err != nil || r.Content[0].Text != "über" {
 		t.Errorf("clipboard_read = %v, %v", r, err)
 	}
 	if caps := reg.Capabilities(); len(caps) < 5 || !caps[0].Available || !caps[4].Available {
