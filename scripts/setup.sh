@@ -27,6 +27,8 @@ declare -A want=(
   [import]=imagemagick
   [xwd]=x11-apps
   [npx]=npm
+  [node]=nodejs
+  [gtk3-demo-application]=gtk-3-examples
   [chromium-headless-shell]=chromium-headless-shell
 )
 # files (not commands) -> package
