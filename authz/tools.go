@@ -9,6 +9,8 @@ var (
 	annIdempotent  = Annotations{Idempotent: true}
 	annDestructive = Annotations{Destructive: true}
 	annEndSession  = Annotations{Destructive: true, Idempotent: true}
+	// annMenu: a menu item may do anything the application does, outside the desktop too.
+	annMenu = Annotations{Destructive: true, OpenWorld: true}
 )
 
 // active is an exposed tool whose resource checks are enforced.
@@ -72,6 +74,7 @@ func shippedEntries() []Entry {
 		active("zoom", "Full-resolution capture of a region of one window.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
 		active("get_window_state", "One window's accessibility tree and screenshot.", R3, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
 		active("get_accessibility_tree", "One application's or window's accessibility tree.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
+		active("verify_state", "Poll predicates on one window (its existence and frame, accessible elements) until they hold stably or time runs out.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
 
 		// Pointer input.
 		active("click", "Click in a window (window-relative) or on the desktop (scope desktop).", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
@@ -88,6 +91,7 @@ func shippedEntries() []Entry {
 		active("press_key", "Press one key or combination in a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
 		active("hotkey", "Press a key combination in a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
 		active("set_value", "Set an accessible element's value through AT-SPI.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
+		active("invoke_menu", "Invoke a menu bar item by its path, resolved level by level through AT-SPI.", R1, ResourceWindow, OpInput, ShapeWindow, annMenu, RequireGrant, req),
 
 		// Windows and applications.
 		active("bring_to_front", "Raise a window and focus it.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
@@ -102,8 +106,6 @@ func shippedEntries() []Entry {
 		// Reference tools cua-host does not expose.
 		notExposed("set_config", "The configuration is fixed by the host.", R2, ResourceNone),
 		notExposed("check_permissions", "macOS TCC only.", R2, ResourceNone),
-		notExposed("invoke_menu", "Menu invocation by path.", R1, ResourceWindow),
-		notExposed("verify_state", "State assertions.", R2, ResourceWindow),
 		notExposed("mouse_drag", "Superseded by drag.", R1, ResourceWindow),
 		notExposed("parallel_mouse_drag", "Needs XInput2 multi-pointer.", R1, ResourceDisplay),
 		notExposed("screenshot", "Removed in the reference; use get_desktop_state or zoom.", R3, ResourceDisplay),

@@ -15,6 +15,7 @@ declare -A want=(
   [dbus-daemon]=dbus
   [xterm]=xterm
   [zenity]=zenity
+  [gtk3-demo-application]=gtk-3-examples
   [xdotool]=xdotool
   [xinput]=xinput
   [xwininfo]=x11-utils

@@ -136,7 +136,11 @@ func Annotations(name string) tool.Annotations {
 }
 
 func (d *desk) specs() []spec {
-	return append(append(append(append(append(d.observeSpecs(), d.a11ySpecs()...), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...), d.cursorSpecs()...)
+	var all []spec
+	for _, group := range [][]spec{d.observeSpecs(), d.a11ySpecs(), d.verifySpecs(), d.pointerSpecs(), d.keyboardSpecs(), d.menuSpecs(), d.appSpecs(), d.cursorSpecs()} {
+		all = append(all, group...)
+	}
+	return all
 }
 
 // result builds a result with text and a structured object.
