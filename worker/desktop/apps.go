@@ -1,9 +1,13 @@
 package desktop
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -36,9 +40,10 @@ func (d *desk) appSpecs() []spec {
 			schema([]string{"pid", "window_id"}, frame), d.setFrame},
 		{"clipboard_read", "Report what the clipboard offers; with include_text, its text too.",
 			schema(nil, map[string]prop{"include_text": boolProp("Return the clipboard's text (default false: only the types on offer).")}), d.clipboardRead},
-		{"clipboard_write", "Write text to the clipboard (this worker serves it until another client takes it). image_path and file_path are refused with unsupported.",
+		{"clipboard_write", "Write text, an image (image_path) or a file reference (file_path) to the clipboard; this worker serves it until another client takes it.",
 			schema(nil, map[string]prop{"text": boundedStr("Text.", x11.MaxClipboardBytes),
-				"image_path": strProp("Not supported in this release."), "file_path": strProp("Not supported in this release.")}), d.clipboardWrite},
+				"image_path": strProp("Absolute path of a PNG or JPEG file whose image to place on the clipboard (at most 256000 bytes)."),
+				"file_path":  strProp("Absolute path of a file to place on the clipboard as a file reference (text/uri-list).")}), d.clipboardWrite},
 	}
 }
 
@@ -354,8 +359,8 @@ func clipboardShape(types []string) map[string]any {
 // clipboardWriteArgs are clipboard_write's arguments.
 type clipboardWriteArgs struct {
 	Text *string `json:"text"`
-	// ImagePath and FilePath are the contract's other payloads; this release writes text
-	// only and refuses them with unsupported.
+	// ImagePath puts a PNG or JPEG file's image on the clipboard; FilePath a reference to
+	// a file (as a file manager's copy does). Exactly one of Text, ImagePath, FilePath.
 	ImagePath *string `json:"image_path"`
 	FilePath  *string `json:"file_path"`
 	Session   string  `json:"session"`
@@ -366,11 +371,21 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
+	given := 0
+	for _, p := range []*string{a.Text, a.ImagePath, a.FilePath} {
+		if p != nil {
+			given++
+		}
+	}
 	switch {
-	case a.ImagePath != nil || a.FilePath != nil:
-		return nil, authz.Refuse(authz.CodeUnsupported, "clipboard_write places text only in this release; image_path and file_path are not supported")
-	case a.Text == nil:
-		return nil, invalid("text is required")
+	case given == 0:
+		return nil, invalid("one of text, image_path or file_path is required")
+	case given > 1:
+		return nil, invalid("give only one of text, image_path and file_path")
+	case a.ImagePath != nil:
+		return d.clipboardWriteImage(ctx, *a.ImagePath)
+	case a.FilePath != nil:
+		return d.clipboardWriteFile(ctx, *a.FilePath)
 	}
 	if len(*a.Text) > x11.MaxClipboardBytes {
 		return nil, invalid("text is %d bytes (at most %d)", len(*a.Text), x11.MaxClipboardBytes)
@@ -384,4 +399,74 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 	st["written_type"] = "text/plain"
 	return &tool.Result{Content: []tool.Content{tool.Text(fmt.Sprintf("clipboard holds %d bytes", len(*a.Text)))}, Structured: st,
 		Details: map[string]any{"effect": "written", "route": "x11_selection", "verified": ok, "bytes": len(*a.Text)}}, nil
+}
+
+// clipboardWriteImage puts an image file on the clipboard, served as its own type.
+func (d *desk) clipboardWriteImage(ctx context.Context, path string) (*tool.Result, error) {
+	data, err := readClipboardFile("image_path", path, x11.MaxClipboardBytes)
+	if err != nil {
+		return nil, err
+	}
+	var mime string
+	switch {
+	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
+		mime = "image/png"
+	case bytes.HasPrefix(data, []byte{0xff, 0xd8, 0xff}):
+		mime = "image/jpeg"
+	default:
+		return nil, authz.Refuse(authz.CodeUnsupported, "image_path %s is neither a PNG nor a JPEG image", path)
+	}
+	if err := d.b.ClipboardWriteImage(ctx, data, mime); err != nil {
+		return nil, err
+	}
+	st := clipboardShape([]string{mime})
+	st["written_type"] = mime
+	return &tool.Result{Content: []tool.Content{tool.Text(fmt.Sprintf("clipboard holds a %d-byte %s image", len(data), mime))}, Structured: st,
+		Details: map[string]any{"route": "x11_selection", "bytes": len(data), "path": path}}, nil
+}
+
+// clipboardWriteFile puts a reference to a file on the clipboard (text/uri-list).
+func (d *desk) clipboardWriteFile(ctx context.Context, path string) (*tool.Result, error) {
+	if _, err := readClipboardFile("file_path", path, 0); err != nil {
+		return nil, err
+	}
+	if err := d.b.ClipboardWriteFile(ctx, path); err != nil {
+		return nil, err
+	}
+	st := clipboardShape([]string{"text/uri-list", "x-special/gnome-copied-files", "text/plain"})
+	st["written_type"] = "text/uri-list"
+	return &tool.Result{Content: []tool.Content{tool.Text("clipboard holds a reference to " + path)}, Structured: st,
+		Details: map[string]any{"route": "x11_selection", "path": path}}, nil
+}
+
+// readClipboardFile checks that path is an absolute, clean path of a regular file and
+// reads at most limit bytes of it (none for limit 0: only the checks). The authorizer
+// decided on the same path (a file read).
+func readClipboardFile(arg, path string, limit int) ([]byte, error) {
+	switch {
+	case !filepath.IsAbs(path):
+		return nil, invalid("%s %q is not an absolute path", arg, path)
+	case filepath.Clean(path) != path:
+		return nil, invalid("%s %q is not clean (write it as %q)", arg, path, filepath.Clean(path))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s: %v", arg, path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s is not a regular file", arg, path)
+	}
+	if limit == 0 {
+		return nil, nil
+	}
+	if st.Size() > int64(limit) {
+		return nil, authz.Refuse(authz.CodeUnsupported, "%s %s is %d bytes; the clipboard serves at most %d", arg, path, st.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", arg, path, err)
+	}
+	return data, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cua-host/cua-host/authz"
 	"sync"
 	"time"
 
@@ -625,8 +626,12 @@ func (d *desk) setCursorTheme(ctx context.Context, call *tool.Call) (*tool.Resul
 	if a.ThemeID == "" || len(a.ThemeID) > 200 {
 		return nil, invalid("theme_id is required (1–200 characters); installed themes: %s", themeIDs())
 	}
+	if a.ThemeID == "default" {
+		a.ThemeID = themes[0].id // the name a caller uses for "whatever the default is"
+	}
 	if _, ok := themeByID(a.ThemeID); !ok {
-		return nil, invalid("theme_id %q is not installed; installed themes: %s", a.ThemeID, themeIDs())
+		// A well-formed request for a theme this host does not have: not a malformed call.
+		return nil, authz.Refuse(authz.CodeUnsupported, "theme_id %q is not installed; installed themes: default (%s), %s", a.ThemeID, themes[0].id, themeIDs())
 	}
 	reduced := "auto"
 	if a.ReducedMotion != nil {

@@ -483,7 +483,6 @@ func TestAgentCursorRefusals(t *testing.T) {
 		{"no session", "get_agent_cursor_state", map[string]any{}, "session is required"},
 		{"no enabled", "set_agent_cursor_enabled", map[string]any{"session": "s"}, "enabled is required"},
 		{"enabled not bool", "set_agent_cursor_enabled", map[string]any{"session": "s", "enabled": "yes"}, "enabled"},
-		{"unknown theme", "set_agent_cursor_theme", map[string]any{"session": "s", "theme_id": "com.example.studio"}, "cua.default, cua-host.contrast, cua-host.ring"},
 		{"empty theme", "set_agent_cursor_theme", map[string]any{"session": "s", "theme_id": ""}, "installed themes: cua.default"},
 		{"reduced motion", "set_agent_cursor_theme", map[string]any{"session": "s", "theme_id": "cua.default", "reduced_motion": "sometimes"}, "auto, on or off"},
 		{"glide too long", "set_agent_cursor_motion", map[string]any{"session": "s", "glide_duration_ms": 1e6}, "glide_duration_ms"},
@@ -499,6 +498,11 @@ func TestAgentCursorRefusals(t *testing.T) {
 				t.Errorf("%s(%v) = %v; want invalid_arguments naming %q", tc.tool, tc.args, err, tc.want)
 			}
 		})
+	}
+	// A well-formed request for a theme that is not installed is not a malformed call.
+	_, err := callAs(t, reg, sess, "set_agent_cursor_theme", map[string]any{"session": "s", "theme_id": "com.example.studio"})
+	if refusalCode(err) != authz.CodeUnsupported || !strings.Contains(err.Error(), "cua.default, cua-host.contrast, cua-host.ring") {
+		t.Errorf("unknown theme = %v; want unsupported naming the installed themes", err)
 	}
 	st, _ := cursorState(t, reg, sess)
 	if *st.Enabled || *st.Theme.ID != "cua.default" || *st.Theme.ReducedMotion != "auto" || *st.Motion.GlideDurationMS != 150 || *st.Motion.StartHandle != 0.35 {

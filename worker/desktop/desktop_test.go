@@ -1,11 +1,16 @@
 package desktop_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -332,4 +337,65 @@ func ownSession(label, mode string) *tool.Session {
 	s := tool.NewSession(label, mode)
 	s.OwnsDisplay = true
 	return s
+}
+
+// TestClipboardWriteImageAndFile: an image file and a file reference reach the clipboard
+// as other clients read it (xclip, by target); malformed and unsafe paths are refused
+// before the clipboard changes.
+func TestClipboardWriteImageAndFile(t *testing.T) {
+	reg, _ := setup(t)
+	dir := t.TempDir()
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{R: 200, A: 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	pngPath := filepath.Join(dir, "dot.png")
+	if err := os.WriteFile(pngPath, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := call(t, reg, "clipboard_write", map[string]any{"image_path": pngPath})
+	if err != nil {
+		t.Fatalf("clipboard_write image_path: %v", err)
+	}
+	if st := structured(t, r); st["written_type"] != "image/png" || st["supported"] != true {
+		t.Errorf("structured = %v", st)
+	}
+	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "image/png", "-o"); got != buf.String() {
+		t.Errorf("xclip -t image/png read %d bytes, want the file's %d", len(got), buf.Len())
+	}
+
+	textPath := filepath.Join(dir, "notes with space.txt")
+	if err := os.WriteFile(textPath, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(t, reg, "clipboard_write", map[string]any{"file_path": textPath}); err != nil {
+		t.Fatalf("clipboard_write file_path: %v", err)
+	}
+	want := "file://" + strings.ReplaceAll(textPath, " ", "%20") + "\r\n"
+	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "text/uri-list", "-o"); got != want {
+		t.Errorf("xclip -t text/uri-list = %q, want %q", got, want)
+	}
+
+	link := filepath.Join(dir, "link.png")
+	if err := os.Symlink(pngPath, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []map[string]any{
+		{"image_path": "dot.png"},
+		{"image_path": dir + "/../dot.png"},
+		{"image_path": link},
+		{"image_path": textPath},
+		{"image_path": dir},
+		{"text": "a", "file_path": textPath},
+		{},
+	} {
+		if _, err := call(t, reg, "clipboard_write", args); err == nil {
+			t.Errorf("clipboard_write %v succeeded", args)
+		}
+	}
+	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "text/uri-list", "-o"); got != want {
+		t.Errorf("after the refusals the clipboard holds %q, want the file reference still", got)
+	}
 }
