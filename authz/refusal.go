@@ -64,6 +64,10 @@ const (
 	// asked for without a background attempt on the same window having failed first; it
 	// would take the person's pointer or focus (the reference's code).
 	CodeForegroundRequired Code = "foreground_required"
+	// CodeMenuPathNotFound: invoke_menu's path does not match the application's menus as
+	// they are (an entry missing, ambiguous, or a submenu where an item belongs); nothing
+	// further was invoked.
+	CodeMenuPathNotFound Code = "menu_path_not_found"
 	// CodeJournalUnavailable: the host keeps a journal and could not record the call (a
 	// full disk, an unwritable directory), so the call did not run.
 	CodeJournalUnavailable Code = "journal_unavailable"

@@ -70,6 +70,12 @@ const NOT_ON_LINUX = {
 // reported as a note, not a violation.
 const KNOWN_LIMITS = [
   // { tool, when: (args) => bool, code, reason }
+  ...["click", "move_cursor", "drag", "scroll"].map((tool) => ({
+    tool,
+    code: "desktop_coordinate_scope_required",
+    when: (args) => (args.target === undefined || args.target === null) && args.scope === undefined,
+    reason: "x/y with no target are desktop coordinates only when the caller says so (scope \"desktop\" or a desktop target), as the reference's Linux driver requires",
+  })),
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -683,10 +689,14 @@ async function pointerTools(run, desk, { ev }) {
     }
   }
   {
+    const before = desk.pointer();
     const r = await run.call("move_cursor", { x: 300, y: 310, target: null }, { what: "target null" });
+    const p = desk.pointer();
     if (r.done) {
-      const p = desk.pointer();
       note("move_cursor", `target null moved the pointer to (${p.x},${p.y}) for (300,310)`);
+    } else {
+      oracle("move_cursor", r.code === "desktop_coordinate_scope_required" && p.x === before.x && p.y === before.y,
+        `target null: refused ${r.code}, pointer (${p.x},${p.y}) unchanged from (${before.x},${before.y})`);
     }
   }
 

@@ -103,11 +103,12 @@ func (d *desk) invokeMenu(ctx context.Context, call *tool.Call) (*tool.Result, e
 
 // menuRefusal maps InvokeMenu's errors to refusals. A path that does not fit the menus
 // (missing, ambiguous, a submenu where an item belongs or the reverse) is
-// invalid_arguments; a disabled entry or a submenu that would not open is unsupported;
-// a window without a menu bar is unsupported.
+// menu_path_not_found: the call was well formed, the application's menus differ; a
+// disabled entry or a submenu that would not open is unsupported; a window without a menu
+// bar is unsupported.
 func menuRefusal(err error, window uint32) error {
 	if me, ok := atspi.MenuPathError(err); ok {
-		code := authz.CodeInvalidArguments
+		code := authz.CodeMenuPathNotFound
 		if me.Reason == atspi.MenuDisabled || me.Reason == atspi.MenuDidNotOpen {
 			code = authz.CodeUnsupported
 		}

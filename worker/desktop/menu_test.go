@@ -241,15 +241,15 @@ func TestInvokeMenuRefusals(t *testing.T) {
 		code authz.Code
 		msg  []string
 	}{
-		{"missing first", map[string]any{"path": []string{"File", "Quit"}}, authz.CodeInvalidArguments,
+		{"missing first", map[string]any{"path": []string{"File", "Quit"}}, authz.CodeMenuPathNotFound,
 			[]string{`path[0] "File" in the menu bar: no entry is named so`, `"Application", "Preferences", "Help"`}},
-		{"missing third", map[string]any{"path": []string{"Preferences", "Color", "Purple"}}, authz.CodeInvalidArguments,
+		{"missing third", map[string]any{"path": []string{"Preferences", "Color", "Purple"}}, authz.CodeMenuPathNotFound,
 			[]string{`path[2] "Purple" in the menu of path[1]`, `"Red", "Green", "Blue"`}},
-		{"submenu last", map[string]any{"path": []string{"Preferences", "Color"}}, authz.CodeInvalidArguments,
+		{"submenu last", map[string]any{"path": []string{"Preferences", "Color"}}, authz.CodeMenuPathNotFound,
 			[]string{`path[1] "Color"`, "opens a submenu"}},
-		{"item before the end", map[string]any{"path": []string{"Application", "New", "Window"}}, authz.CodeInvalidArguments,
+		{"item before the end", map[string]any{"path": []string{"Application", "New", "Window"}}, authz.CodeMenuPathNotFound,
 			[]string{`path[1] "New"`, "has no submenu"}},
-		{"menu bar entry alone", map[string]any{"path": []string{"Help"}}, authz.CodeInvalidArguments,
+		{"menu bar entry alone", map[string]any{"path": []string{"Help"}}, authz.CodeMenuPathNotFound,
 			[]string{`path[0] "Help"`, "opens a submenu"}},
 		{"window without menu bar", map[string]any{"pid": zen.PID, "window_id": zen.Window, "path": []string{"File"}}, authz.CodeUnsupported,
 			[]string{"no showing menu bar"}},

@@ -224,8 +224,8 @@ func TestMenuRefusalCodes(t *testing.T) {
 		reason string
 		code   authz.Code
 	}{
-		{atspi.MenuMissing, authz.CodeInvalidArguments}, {atspi.MenuAmbiguous, authz.CodeInvalidArguments},
-		{atspi.MenuNotSubmenu, authz.CodeInvalidArguments}, {atspi.MenuIsSubmenu, authz.CodeInvalidArguments},
+		{atspi.MenuMissing, authz.CodeMenuPathNotFound}, {atspi.MenuAmbiguous, authz.CodeMenuPathNotFound},
+		{atspi.MenuNotSubmenu, authz.CodeMenuPathNotFound}, {atspi.MenuIsSubmenu, authz.CodeMenuPathNotFound},
 		{atspi.MenuDisabled, authz.CodeUnsupported}, {atspi.MenuDidNotOpen, authz.CodeUnsupported},
 	}
 	for _, tc := range tests {
