@@ -70,7 +70,8 @@ func waitGone(t *testing.T, what, name string) {
 // TestBackgroundDelivery: on a display shared with a person, default input goes through the
 // session's own devices — the agent's window gets the click, the person's pointer and
 // focus stay — and input that no background route can deliver is refused with nothing
-// sent; foreground delivery, asked for, puts the person's window and pointer back.
+// sent; foreground delivery is refused with foreground_required until a background attempt
+// on the window failed, and then puts the person's window and pointer back.
 func TestBackgroundDelivery(t *testing.T) {
 	requireDesktop(t)
 	user := userDesk(t)
@@ -112,7 +113,24 @@ func TestBackgroundDelivery(t *testing.T) {
 
 	t.Run("foreground", func(t *testing.T) {
 		before := own.count(t, "button_press")
-		res := call(t, s, "click", map[string]any{"pid": own.PID, "window_id": own.Window, "x": 50, "y": 20, "delivery_mode": "foreground"})
+		fg := map[string]any{"pid": own.PID, "window_id": own.Window, "x": 50, "y": 20, "delivery_mode": "foreground"}
+		// Asked for first, foreground delivery would take the person's pointer and focus
+		// for input the session's own devices can deliver: refused, nothing sent.
+		refused(t, "a first foreground click", call(t, s, "click", fg), authz.CodeForegroundRequired, "retry")
+		time.Sleep(100 * time.Millisecond)
+		if own.count(t, "button_press") != before {
+			t.Errorf("a refused foreground click reached the window")
+		}
+		untouched("after the refused foreground click")
+		// The person's window covers the agent's: background delivery cannot reach it
+		// (the test client has no accessibility route), so a foreground retry is allowed.
+		frameAt(t, user, person.Window, 60, 80)
+		xdo(t, "windowraise", fmt.Sprint(person.Window))
+		xdo(t, "sleep", "0.2")
+		refused(t, "a background click on the covered window", call(t, s, "click", map[string]any{"pid": own.PID, "window_id": own.Window, "x": 50, "y": 20}), authz.CodeBackgroundUnavailable, "foreground")
+		// The person moves their window away again; the retry is in the foreground.
+		frameAt(t, user, person.Window, 700, 420)
+		res := call(t, s, "click", fg)
 		check(t, "foreground click", res, "")
 		if st := detailsOf(t, res); st["delivery"] != "foreground" || st["route"] != "xtest" {
 			t.Errorf("click delivered %v via %v, want foreground via xtest", st["delivery"], st["route"])

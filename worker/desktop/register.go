@@ -38,6 +38,8 @@ type desk struct {
 	seats    *seatStore    // input devices per session
 	closing  closeWatches  // windows watched after background keys (watchClose)
 	cursors  *cursorStore  // agent cursors per session
+	// foreground keeps foreground delivery on a shared display for retries (foreground.go).
+	foreground *foregroundGate
 }
 
 // spec is one tool before registration. Its MCP annotations come from the inventory
@@ -57,7 +59,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore(), cursors: newCursorStore()}
+	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore(), cursors: newCursorStore(), foreground: newForegroundGate()}
 	if opts.NoSessionDevices {
 		d.seats.unusable = fmt.Errorf("%w: session input devices are turned off", x11.ErrUnsupported)
 	}
@@ -72,7 +74,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 		reg.OnRelease(b.ReleaseAll)
 	}
 	for _, s := range d.specs() {
-		h := s.handler
+		h := d.foreground.observed(s.handler)
 		if b == nil {
 			h = unavailable(opts.Unavailable)
 		}
