@@ -108,16 +108,12 @@ func (w *worker) callerSession(call *tool.Call) (*session, error) {
 }
 
 func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a labelArgs
-	if err := decodeOpen(call, &a, "session"); err != nil {
-		return nil, err
-	}
-	s, err := w.callerSession(call)
+	s, label, err := w.labelCall(call)
 	if err != nil {
 		return nil, err
 	}
 	now := w.authorizer.now()
-	if label := s.named(a.Session); label != "" {
+	if label != "" {
 		st, ok := s.labels.get(label)
 		if !ok {
 			return nil, authz.Refuse(authz.CodeInvalidArguments, "no session label %q in this session (list_sessions lists them)", label)
@@ -156,15 +152,11 @@ func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result,
 // endSession ends the calling session. The call itself completes; every later request on
 // the channel is refused with session_ended.
 func (w *worker) endSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a labelArgs
-	if err := decodeOpen(call, &a, "session"); err != nil {
-		return nil, err
-	}
-	s, err := w.callerSession(call)
+	s, label, err := w.labelCall(call)
 	if err != nil {
 		return nil, err
 	}
-	if label := s.named(a.Session); label != "" {
+	if label != "" {
 		if !s.labels.end(label) {
 			return nil, authz.Refuse(authz.CodeSessionEnded, "session label %q is not active in this session", label)
 		}

@@ -223,16 +223,25 @@ func (w *worker) escalateSession(ctx context.Context, call *tool.Call) (*tool.Re
 	return tool.TextResult(fmt.Sprintf("Capture scope is fixed by the host for session %q: %s (nothing was escalated).", out["session"], out["effective_scope"]), out), nil
 }
 
-func (w *worker) sessionState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+// labelCall decodes the arguments of a tool that takes only a label and returns the
+// calling session and the label named ("" for the session itself).
+func (w *worker) labelCall(call *tool.Call) (*session, string, error) {
 	var a labelArgs
 	if err := decodeOpen(call, &a, "session"); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s, err := w.callerSession(call)
 	if err != nil {
+		return nil, "", err
+	}
+	return s, s.named(a.Session), nil
+}
+
+func (w *worker) sessionState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	s, label, err := w.labelCall(call)
+	if err != nil {
 		return nil, err
 	}
-	label := s.named(a.Session)
 	var st labelState
 	if label != "" {
 		st, _ = s.labels.get(label)

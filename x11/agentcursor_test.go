@@ -12,11 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jezek/xgb"
-	"github.com/jezek/xgb/xfixes"
-	"github.com/jezek/xgb/xproto"
-
-	"github.com/cua-host/cua-host/internal/xinput2"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -74,40 +69,6 @@ func xwininfo(t *testing.T, id uint32) winInfo {
 		}
 	}
 	return wi
-}
-
-// seenCursor returns the cursor image XFixes reports for the client pointer of a fresh
-// connection: the core pointer's, or master pointer's when it is not 0.
-func seenCursor(t *testing.T, pointer uint16) *xfixes.GetCursorImageReply {
-	t.Helper()
-	c, err := xgb.NewConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ext, err := xproto.QueryExtension(c, uint16(len("XFIXES")), "XFIXES").Reply()
-	if err != nil || !ext.Present {
-		t.Fatalf("XFIXES: %v", err)
-	}
-	c.ExtLock.Lock()
-	c.Extensions["XFIXES"] = ext.MajorOpcode
-	c.ExtLock.Unlock()
-	if _, err := xfixes.QueryVersion(c, 4, 0).Reply(); err != nil {
-		t.Fatal(err)
-	}
-	if pointer != 0 {
-		if err := xinput2.Init(c); err != nil {
-			t.Fatal(err)
-		}
-		if err := xinput2.SetClientPointer(c, 0, pointer); err != nil {
-			t.Fatal(err)
-		}
-	}
-	img, err := xfixes.GetCursorImage(c).Reply()
-	if err != nil {
-		t.Fatalf("GetCursorImage: %v", err)
-	}
-	return img
 }
 
 // TestAgentCursorOverlay: the overlay is an override-redirect window, unmapped until
@@ -197,8 +158,8 @@ func TestAgentCursorOnSeatPointer(t *testing.T) {
 	if err := seat.Devices().MoveTo(t.Context(), x11.Point{X: 1270, Y: 790}); err != nil {
 		t.Fatal(err)
 	}
-	person := seenCursor(t, 0)
-	before := seenCursor(t, ptr)
+	person := harness.CursorImage(t, 0)
+	before := harness.CursorImage(t, ptr)
 
 	img := testCursor(0x2060ff, 0xffffff)
 	ac, err := b.NewAgentCursor(t.Context(), "agent cursor seat test", img)
@@ -209,7 +170,7 @@ func TestAgentCursorOnSeatPointer(t *testing.T) {
 	if err := ac.ShowOnPointer(t.Context(), ptr); err != nil {
 		t.Fatalf("ShowOnPointer: %v", err)
 	}
-	got := seenCursor(t, ptr)
+	got := harness.CursorImage(t, ptr)
 	if int(got.Width) != img.Width || int(got.Height) != img.Height || int(got.Xhot) != img.HotX || int(got.Yhot) != img.HotY {
 		t.Fatalf("session pointer's cursor = %dx%d hot (%d,%d), want the image %dx%d hot (%d,%d)",
 			got.Width, got.Height, got.Xhot, got.Yhot, img.Width, img.Height, img.HotX, img.HotY)
@@ -220,7 +181,7 @@ func TestAgentCursorOnSeatPointer(t *testing.T) {
 	if c := got.CursorImage[0] & 0xffffff; c != img.Outline {
 		t.Errorf("cursor pixel (0,0) = %06x, want the outline %06x", c, img.Outline)
 	}
-	if now := seenCursor(t, 0); now.CursorSerial != person.CursorSerial {
+	if now := harness.CursorImage(t, 0); now.CursorSerial != person.CursorSerial {
 		t.Errorf("the core pointer's cursor changed: serial %d, was %d", now.CursorSerial, person.CursorSerial)
 	}
 
@@ -228,17 +189,17 @@ func TestAgentCursorOnSeatPointer(t *testing.T) {
 	if err := ac.SetImage(t.Context(), img2); err != nil {
 		t.Fatalf("SetImage: %v", err)
 	}
-	if got := seenCursor(t, ptr); got.CursorImage[7*img.Width+6]&0xffffff != img2.Fill {
+	if got := harness.CursorImage(t, ptr); got.CursorImage[7*img.Width+6]&0xffffff != img2.Fill {
 		t.Errorf("after SetImage the session pointer's fill = %06x, want %06x", got.CursorImage[7*img.Width+6]&0xffffff, img2.Fill)
 	}
 
 	if err := ac.RestorePointer(t.Context(), ptr); err != nil {
 		t.Fatalf("RestorePointer: %v", err)
 	}
-	if got := seenCursor(t, ptr); got.CursorSerial != before.CursorSerial {
+	if got := harness.CursorImage(t, ptr); got.CursorSerial != before.CursorSerial {
 		t.Errorf("after RestorePointer the session pointer shows cursor serial %d, want its default %d", got.CursorSerial, before.CursorSerial)
 	}
-	if now := seenCursor(t, 0); now.CursorSerial != person.CursorSerial {
+	if now := harness.CursorImage(t, 0); now.CursorSerial != person.CursorSerial {
 		t.Errorf("the core pointer's cursor changed: serial %d, was %d", now.CursorSerial, person.CursorSerial)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cua-host/cua-host/host/display"
 	"github.com/cua-host/cua-host/internal/testkit"
 	"github.com/cua-host/cua-host/internal/xinput2"
+	"github.com/cua-host/cua-host/test/xevlog/harness"
 )
 
 var skipReason string
@@ -47,16 +48,7 @@ func conn(t *testing.T) *xgb.Conn {
 	if err := xinput2.Init(c); err != nil {
 		t.Fatal(err)
 	}
-	ext, err := xproto.QueryExtension(c, uint16(len("XFIXES")), "XFIXES").Reply()
-	if err != nil || !ext.Present {
-		t.Fatalf("XFIXES: %v", err)
-	}
-	c.ExtLock.Lock()
-	c.Extensions["XFIXES"] = ext.MajorOpcode
-	c.ExtLock.Unlock()
-	if _, err := xfixes.QueryVersion(c, 4, 0).Reply(); err != nil {
-		t.Fatal(err)
-	}
+	harness.InitXFixes(t, c)
 	return c
 }
 

@@ -15,12 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jezek/xgb"
-	"github.com/jezek/xgb/xfixes"
-	"github.com/jezek/xgb/xproto"
-
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/internal/xinput2"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/worker/tool"
 )
@@ -373,40 +368,6 @@ func TestAgentCursorMotion(t *testing.T) {
 	waitOverlay(t, win, "shown again by the next action", func(wi winInfo) bool { return wi.viewable && wi.x == w.Frame.X+80-12 })
 }
 
-// seatCursor returns the cursor image XFixes reports for master pointer ptr (0: the core
-// pointer), read on a connection whose client pointer it is.
-func seatCursor(t *testing.T, ptr uint16) *xfixes.GetCursorImageReply {
-	t.Helper()
-	c, err := xgb.NewConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ext, err := xproto.QueryExtension(c, uint16(len("XFIXES")), "XFIXES").Reply()
-	if err != nil || !ext.Present {
-		t.Fatalf("XFIXES: %v", err)
-	}
-	c.ExtLock.Lock()
-	c.Extensions["XFIXES"] = ext.MajorOpcode
-	c.ExtLock.Unlock()
-	if _, err := xfixes.QueryVersion(c, 4, 0).Reply(); err != nil {
-		t.Fatal(err)
-	}
-	if ptr != 0 {
-		if err := xinput2.Init(c); err != nil {
-			t.Fatal(err)
-		}
-		if err := xinput2.SetClientPointer(c, 0, ptr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	img, err := xfixes.GetCursorImage(c).Reply()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
 // TestAgentCursorOnSessionPointer: on a shared display the session's own pointer shows the
 // theme (its cursor, as XFixes reports it) once the session has one, without an overlay;
 // the person's core pointer keeps its cursor; off gives the session's pointer its default
@@ -417,7 +378,7 @@ func TestAgentCursorOnSessionPointer(t *testing.T) {
 	windowOfTest(t, b, xl.Window)
 	sess := sharedSession("cursor-seat")
 	defer sess.End()
-	person := seatCursor(t, 0)
+	person := harness.CursorImage(t, 0)
 
 	var er contractEnabled
 	cursorCall(t, reg, sess, "set_agent_cursor_enabled", map[string]any{"session": sess.Label, "enabled": true}, &er)
@@ -448,7 +409,7 @@ func TestAgentCursorOnSessionPointer(t *testing.T) {
 	if wi := xwininfo(t, overlayWindow(t, d)); wi.viewable {
 		t.Errorf("the overlay is shown while the session's own pointer carries the cursor: %+v", wi)
 	}
-	got := seatCursor(t, ptr)
+	got := harness.CursorImage(t, ptr)
 	if got.Width != 24 || got.Height != 38 || got.Xhot != 0 || got.Yhot != 0 {
 		t.Errorf("the session pointer's cursor is %dx%d hot (%d,%d), want the 24x38 arrow hot (0,0)", got.Width, got.Height, got.Xhot, got.Yhot)
 	}
@@ -456,15 +417,15 @@ func TestAgentCursorOnSessionPointer(t *testing.T) {
 	if c := got.CursorImage[12*int(got.Width)+4] & 0xffffff; c == 0xffffff || c == 0 {
 		t.Errorf("the arrow's fill pixel is %06x, want the session's colour", c)
 	}
-	if now := seatCursor(t, 0); now.CursorSerial != person.CursorSerial {
+	if now := harness.CursorImage(t, 0); now.CursorSerial != person.CursorSerial {
 		t.Errorf("the person's core cursor changed: serial %d, was %d", now.CursorSerial, person.CursorSerial)
 	}
 
 	cursorCall(t, reg, sess, "set_agent_cursor_enabled", map[string]any{"session": sess.Label, "enabled": false}, &er)
-	if back := seatCursor(t, ptr); back.CursorSerial == got.CursorSerial || back.Width == 24 && back.Height == 38 {
+	if back := harness.CursorImage(t, ptr); back.CursorSerial == got.CursorSerial || back.Width == 24 && back.Height == 38 {
 		t.Errorf("after enabled=false the session pointer still shows the theme (serial %d)", back.CursorSerial)
 	}
-	if now := seatCursor(t, 0); now.CursorSerial != person.CursorSerial {
+	if now := harness.CursorImage(t, 0); now.CursorSerial != person.CursorSerial {
 		t.Errorf("the person's core cursor changed: serial %d, was %d", now.CursorSerial, person.CursorSerial)
 	}
 }
