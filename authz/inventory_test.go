@@ -38,10 +38,11 @@ func TestDefaultInventory(t *testing.T) {
 	exposed := []string{
 		"health_report", "get_session", "end_session", "get_config",
 		"list_windows", "list_apps", "get_screen_size", "get_cursor_position", "get_desktop_state", "zoom",
-		"get_window_state", "get_accessibility_tree", "set_value",
+		"get_window_state", "get_accessibility_tree", "set_value", "verify_state", "invoke_menu",
 		"click", "double_click", "right_click", "move_cursor", "mouse_button_down", "mouse_button_up", "drag", "scroll",
 		"type_text", "press_key", "hotkey", "launch_app", "kill_app", "bring_to_front", "set_window_frame",
 		"clipboard_read", "clipboard_write",
+		"set_agent_cursor_enabled", "set_agent_cursor_motion", "set_agent_cursor_theme", "get_agent_cursor_state",
 	}
 	for _, name := range exposed {
 		e, r := inv.Classify(name)
@@ -59,7 +60,7 @@ func TestDefaultInventory(t *testing.T) {
 	for _, tt := range []struct {
 		tool string
 		code Code
-	}{{"clik", CodeUnclassifiedTool}, {"noop", CodeUnclassifiedTool}, {"run_shell", CodeUnsupported}, {"start_session", CodeUnsupported}, {"", CodeUnclassifiedTool}} {
+	}{{"clik", CodeUnclassifiedTool}, {"noop", CodeUnclassifiedTool}, {"run_shell", CodeUnsupported}, {"screenshot", CodeUnsupported}, {"", CodeUnclassifiedTool}} {
 		if _, r := inv.Classify(tt.tool); r == nil || r.Code != tt.code {
 			t.Errorf("Classify(%q) = %v, want %s", tt.tool, r, tt.code)
 		}

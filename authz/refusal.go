@@ -17,7 +17,7 @@ type Code string
 const (
 	CodePermissionDenied           Code = "permission_denied"
 	CodeUnclassifiedTool           Code = "unclassified_tool"
-	CodeOutsideManifest            Code = "outside_manifest"
+	CodeOutsideManifest            Code = "bounded_resource_outside_manifest"
 	CodeManifestDenied             Code = "manifest_denied"
 	CodeAuthorizationRequired      Code = "authorization_required"
 	CodeAuthorizationDeclined      Code = "authorization_declined"
@@ -28,8 +28,8 @@ const (
 	CodeProtectedUIDenied          Code = "protected_ui_denied"
 	CodeForeignProcessTermination  Code = "foreign_process_termination_denied"
 	CodeInvalidArguments           Code = "invalid_arguments"
-	CodeStaleElement               Code = "stale_element"
-	CodeWindowNotFound             Code = "window_not_found"
+	CodeStaleElement               Code = "stale_element_token"
+	CodeWindowNotFound             Code = "window_target_not_found"
 	CodeDeadlineExceeded           Code = contract.CodeDeadlineExceeded
 	CodeUnsupported                Code = "unsupported"
 	CodeUnknownTool                Code = "unknown_tool"
@@ -53,6 +53,21 @@ const (
 	// and no background route reaches the target; nothing was sent, and foreground delivery
 	// would take the person's pointer or keyboard focus (the reference's code).
 	CodeBackgroundUnavailable Code = "background_unavailable"
+	// CodeDesktopCoordinateScopeRequired: pointer input at x/y without a window and
+	// without scope "desktop" (or a desktop target): the coordinates would be desktop
+	// coordinates, which the caller must say it means (the reference's code).
+	CodeDesktopCoordinateScopeRequired Code = "desktop_coordinate_scope_required"
+	// CodeAmbiguousWindowTarget: a call names a process but not which of its windows, and
+	// the process has several (the reference's code).
+	CodeAmbiguousWindowTarget Code = "ambiguous_window_target"
+	// CodeForegroundRequired: foreground delivery on a display shared with a person was
+	// asked for without a background attempt on the same window having failed first; it
+	// would take the person's pointer or focus (the reference's code).
+	CodeForegroundRequired Code = "foreground_required"
+	// CodeMenuPathNotFound: invoke_menu's path does not match the application's menus as
+	// they are (an entry missing, ambiguous, or a submenu where an item belongs); nothing
+	// further was invoked.
+	CodeMenuPathNotFound Code = "menu_path_not_found"
 	// CodeJournalUnavailable: the host keeps a journal and could not record the call (a
 	// full disk, an unwritable directory), so the call did not run.
 	CodeJournalUnavailable Code = "journal_unavailable"

@@ -18,3 +18,75 @@ func Sanitize(tool string, args map[string]any) (canonicalTool string, clean map
 	}
 	return policy.CanonicalTool(tool), clean
 }
+
+// NormalizeTarget is the last part of stage 2: it rewrites the reference contract's target
+// object into the argument names the rest of the pipeline resolves. {"kind":"window",
+// "pid":P,"window_id":W} becomes pid and window_id; {"kind":"desktop","display_id":
+// "primary"} becomes scope "desktop". The target object stays in args (a policy written
+// for the reference constrains it by that name), and the derived names are added, so a
+// policy constraining pid sees the pid whichever form the caller used. A target that
+// contradicts pid, window_id or scope given beside it, a display other than "primary" or
+// a malformed target is refused; null means no target. NormalizeTarget modifies args,
+// which must be the copy Sanitize returned; it is idempotent.
+func NormalizeTarget(args map[string]any) *Refusal {
+	v, ok := args["target"]
+	if !ok || v == nil {
+		return nil
+	}
+	t, ok := v.(map[string]any)
+	if !ok {
+		return Refuse(CodeInvalidArguments, `target must be an object {"kind":"window","pid":…,"window_id":…} or {"kind":"desktop","display_id":"primary"}, or null`)
+	}
+	kind, _ := t["kind"].(string)
+	switch kind {
+	case "window":
+		pid, err := targetID(t, "pid", 1<<32-1)
+		if err != nil {
+			return err
+		}
+		wid, err := targetID(t, "window_id", 1<<64-1)
+		if err != nil {
+			return err
+		}
+		if pid == 0 || wid == 0 {
+			return Refuse(CodeWindowNotFound, "target pid %v window_id %v names no window; refresh list_windows", t["pid"], t["window_id"])
+		}
+		if s, ok := args["scope"]; ok && s != "window" {
+			return Refuse(CodeInvalidArguments, "a window target cannot be combined with scope %v", s)
+		}
+		if r := derive(args, "pid", float64(pid)); r != nil {
+			return r
+		}
+		return derive(args, "window_id", float64(wid))
+	case "desktop":
+		if id, _ := t["display_id"].(string); id != "primary" {
+			return Refuse(CodeUnsupported, "target display_id %v: this release addresses only the \"primary\" display", t["display_id"])
+		}
+		if _, ok := args["pid"]; ok {
+			return Refuse(CodeInvalidArguments, "a desktop target cannot be combined with pid")
+		}
+		if _, ok := args["window_id"]; ok {
+			return Refuse(CodeInvalidArguments, "a desktop target cannot be combined with window_id")
+		}
+		return derive(args, "scope", "desktop")
+	}
+	return Refuse(CodeInvalidArguments, `target.kind %v: want "window" or "desktop"`, t["kind"])
+}
+
+// targetID reads a non-negative integer field of a target object.
+func targetID(t map[string]any, name string, maxValue float64) (uint64, *Refusal) {
+	f, ok := t[name].(float64)
+	if !ok || f < 0 || f > maxValue || f != float64(uint64(f)) {
+		return 0, Refuse(CodeInvalidArguments, "target.%s must be a non-negative integer, not %v", name, t[name])
+	}
+	return uint64(f), nil
+}
+
+// derive sets args[name] to v unless the caller gave a different value for it.
+func derive(args map[string]any, name string, v any) *Refusal {
+	if old, ok := args[name]; ok && old != v {
+		return Refuse(CodeInvalidArguments, "target contradicts %s %v given beside it", name, old)
+	}
+	args[name] = v
+	return nil
+}

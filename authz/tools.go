@@ -9,6 +9,8 @@ var (
 	annIdempotent  = Annotations{Idempotent: true}
 	annDestructive = Annotations{Destructive: true}
 	annEndSession  = Annotations{Destructive: true, Idempotent: true}
+	// annMenu: a menu item may do anything the application does, outside the desktop too.
+	annMenu = Annotations{Destructive: true, OpenWorld: true}
 )
 
 // active is an exposed tool whose resource checks are enforced.
@@ -50,8 +52,18 @@ func shippedEntries() []Entry {
 		// Builtins: the worker and the calling session.
 		MetadataOnly("health_report", "Worker pid, generation, protocol version and backend availability.", R0, ResourceNone, annReadOnly),
 		MetadataOnly("get_session", "The calling session's label, mode, expiry and manifest hash.", R0, ResourceSession, annReadOnly),
-		MetadataOnly("end_session", "End the calling session; every later call is refused with session_ended.", R1, ResourceSession, annEndSession),
+		MetadataOnly("end_session", "End the calling session (or one of its labels); every later call is refused with session_ended.", R1, ResourceSession, annEndSession),
+		MetadataOnly("start_session", "Start or revive a public label inside the calling session; labels carry no authority.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("list_sessions", "The calling session and its labels; other sessions are never visible.", R0, ResourceSession, annReadOnly),
+		MetadataOnly("get_session_state", "Deprecated: the session's capture scope, fixed by the host.", R0, ResourceSession, annReadOnly),
+		MetadataOnly("escalate_session", "Deprecated: records the request; the capture scope stays as the host fixed it.", R2, ResourceSession, annIdempotent),
 		MetadataOnly("get_config", "The worker's effective configuration (read-only).", R0, ResourceNone, annReadOnly),
+
+		// The session's agent cursor: its own presentation, no protected resource.
+		MetadataOnly("set_agent_cursor_enabled", "Show or hide the calling session's agent cursor.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("set_agent_cursor_motion", "Set how the calling session's agent cursor moves.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("set_agent_cursor_theme", "Select an installed theme for the calling session's agent cursor.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("get_agent_cursor_state", "The calling session's agent cursor: enabled, position, theme, motion.", R0, ResourceSession, annReadOnly),
 
 		// Observation.
 		MetadataOnly("get_screen_size", "Desktop size in pixels.", R0, ResourceNone, annReadOnly),
@@ -62,6 +74,7 @@ func shippedEntries() []Entry {
 		active("zoom", "Full-resolution capture of a region of one window.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
 		active("get_window_state", "One window's accessibility tree and screenshot.", R3, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
 		active("get_accessibility_tree", "One application's or window's accessibility tree.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
+		active("verify_state", "Poll predicates on one window (its existence and frame, accessible elements) until they hold stably or time runs out.", R2, ResourceWindow, OpObserve, ShapeWindow, annReadOnly, RequireGrant, req),
 
 		// Pointer input.
 		active("click", "Click in a window (window-relative) or on the desktop (scope desktop).", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
@@ -78,6 +91,7 @@ func shippedEntries() []Entry {
 		active("press_key", "Press one key or combination in a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
 		active("hotkey", "Press a key combination in a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
 		active("set_value", "Set an accessible element's value through AT-SPI.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
+		active("invoke_menu", "Invoke a menu bar item by its path, resolved level by level through AT-SPI.", R1, ResourceWindow, OpInput, ShapeWindow, annMenu, RequireGrant, req),
 
 		// Windows and applications.
 		active("bring_to_front", "Raise a window and focus it.", R1, ResourceWindow, OpInput, ShapeWindow, annIdempotent, RequireGrant, req),
@@ -90,12 +104,8 @@ func shippedEntries() []Entry {
 		active("clipboard_write", "Write text to the clipboard.", R1, ResourceClipboard, OpInput, ShapeClipboard, annIdempotent, Allow, out),
 
 		// Reference tools cua-host does not expose.
-		notExposed("start_session", "Sessions are minted by the trusted host, never by the agent.", R1, ResourceSession),
-		notExposed("list_sessions", "Other sessions are not visible to an agent.", R0, ResourceSession),
 		notExposed("set_config", "The configuration is fixed by the host.", R2, ResourceNone),
 		notExposed("check_permissions", "macOS TCC only.", R2, ResourceNone),
-		notExposed("invoke_menu", "Menu invocation by path.", R1, ResourceWindow),
-		notExposed("verify_state", "State assertions.", R2, ResourceWindow),
 		notExposed("mouse_drag", "Superseded by drag.", R1, ResourceWindow),
 		notExposed("parallel_mouse_drag", "Needs XInput2 multi-pointer.", R1, ResourceDisplay),
 		notExposed("screenshot", "Removed in the reference; use get_desktop_state or zoom.", R3, ResourceDisplay),

@@ -58,6 +58,9 @@ type Result struct {
 	Refusal    *Refusal        `json:"refusal"`
 	Content    []Content       `json:"content"`
 	Structured json.RawMessage `json:"structured,omitempty"`
+	// Details is the tool's own account of the call beyond Structured (a JSON object), or
+	// nil. Structured may follow a closed contract shape (docs/adr/0010); Details never does.
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // Text joins the result's text blocks with newlines.
@@ -101,7 +104,7 @@ func unknown(msg string) Result {
 }
 
 func resultFromProto(r *cuav1.ToolResult) (Result, error) {
-	out := Result{IsError: r.GetIsError(), Structured: r.GetStructured()}
+	out := Result{IsError: r.GetIsError(), Structured: r.GetStructured(), Details: r.GetDetails()}
 	switch r.GetOutcome() {
 	case cuav1.Outcome_OUTCOME_NOT_STARTED:
 		out.Outcome = NotStarted
@@ -127,6 +130,10 @@ func resultFromProto(r *cuav1.ToolResult) (Result, error) {
 		out.Structured = nil
 		out.IsError = true
 		out.Content = append(out.Content, Content{Type: "text", Text: "worker sent structured content that is not valid JSON"})
+	}
+	if len(out.Details) > 0 && !json.Valid(out.Details) {
+		out.Details = nil
+		out.Content = append(out.Content, Content{Type: "text", Text: "worker sent details that are not valid JSON"})
 	}
 	return out, nil
 }

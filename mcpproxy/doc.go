@@ -10,8 +10,10 @@
 // that does not exist), with a result or a refusal.
 //
 // What the proxy adds to the worker's answers is their MCP shape: text and image content,
-// structuredContent carrying the outcome ({"outcome": "completed|not_started|unknown",
-// …the tool's fields}), refusals as isError results with {"refusal": {"code", "message"}},
+// structuredContent in the tool contract's shape, _meta carrying the outcome
+// ("cua-host/outcome": completed, not_started or unknown) and the tool's details
+// ("cua-host/details"), refusals as isError results with {"status": "refused",
+// "refusal": {"code", "message"}} (docs/adr/0010),
 // JSON-RPC errors for unknown methods and malformed parameters, a deadline on every call
 // and cancellation forwarded to the worker.
 //

@@ -8,8 +8,8 @@ import (
 	"github.com/cua-host/cua-host/mcpproxy"
 )
 
-// A refusal becomes an isError result whose structuredContent carries the outcome and the
-// refusal's stable code.
+// A refusal becomes an isError result whose structuredContent is the refusal (status
+// "refused", the stable code) and whose _meta carries the outcome.
 func ExampleToolResult() {
 	res := mcpproxy.ToolResult(client.Result{
 		Outcome: client.NotStarted,
@@ -19,7 +19,7 @@ func ExampleToolResult() {
 	b, _ := json.Marshal(res)
 	fmt.Println(string(b))
 	// Output:
-	// {"content":[{"type":"text","text":"permission_denied: tool \"clipboard_read\" is explicitly denied"}],"structuredContent":{"outcome":"not_started","refusal":{"code":"permission_denied","message":"tool \"clipboard_read\" is explicitly denied"}},"isError":true}
+	// {"_meta":{"cua-host/outcome":"not_started"},"content":[{"type":"text","text":"permission_denied: tool \"clipboard_read\" is explicitly denied"}],"structuredContent":{"refusal":{"code":"permission_denied","message":"tool \"clipboard_read\" is explicitly denied"},"status":"refused"},"isError":true}
 }
 
 // Only loopback addresses are accepted for --http.

@@ -48,8 +48,8 @@ var hiddenAliases = map[string]bool{"type_text_chars": true}
 // instructions are shown to the agent in initialize.
 const instructions = `cua-host drives a Linux X11 desktop (often a private, throwaway one).
 Observe with get_desktop_state (screenshot + windows), list_windows and list_apps; act with launch_app, click, type_text, press_key, hotkey, scroll and friends.
-Every result carries structuredContent.outcome: "completed" (the tool ran; check isError), "not_started" (provably nothing happened) or "unknown" (it may have happened: observe before retrying).
-A refused call has isError=true and structuredContent.refusal {code, message}; the codes are stable (permission_denied, outside_manifest, authorization_declined, invalid_arguments, …). get_session and get_config describe what this session may do.`
+Every result carries _meta["cua-host/outcome"]: "completed" (the tool ran; check isError), "not_started" (provably nothing happened) or "unknown" (it may have happened: observe before retrying). Action results' structuredContent is {effect, route, delivery, evidence, escalation}: effect "confirmed" means cua-host read the change back.
+A refused call has isError=true and structuredContent {"status":"refused","refusal":{code, message}}; the codes are stable (permission_denied, bounded_resource_outside_manifest, authorization_declined, invalid_arguments, …). get_session and get_config describe what this session may do.`
 
 // Proxy is an MCP server whose tools are the worker's. Build it with New; it is safe
 // for concurrent use and may serve several MCP sessions (HTTP clients) at once, all on

@@ -85,7 +85,7 @@ func TestRawJSONRPC(t *testing.T) {
 		{name: "tools/call forwards arguments", line: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"a":[1,{"b":null}]},"_meta":{"session":"other"}}}`,
 			check: func(t *testing.T, res map[string]any) {
 				b, _ := json.Marshal(res["structuredContent"])
-				if string(b) != `{"a":[1,{"b":null}],"outcome":"completed"}` {
+				if string(b) != `{"a":[1,{"b":null}]}` {
 					t.Errorf("structuredContent = %s", b)
 				}
 			}},

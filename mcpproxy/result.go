@@ -37,10 +37,24 @@ func isJSONObject(b []byte) bool {
 	return len(t) >= 2 && t[0] == '{' && json.Valid(t)
 }
 
+// Keys of the _meta object every tools/call result carries (docs/adr/0010).
+const (
+	// MetaOutcome holds the outcome: "completed", "not_started" or "unknown".
+	MetaOutcome = "cua-host/outcome"
+	// MetaDetails holds the tool's own account of the call beyond structuredContent, when
+	// it gave one.
+	MetaDetails = "cua-host/details"
+)
+
 // ToolResult converts a worker result to MCP: text and image content in order, isError,
-// and structuredContent holding the outcome, the refusal when there is one, and the
-// tool's own structured fields (which never override outcome or refusal). A refusal's
-// "code: message" line is always among the text blocks.
+// structuredContent in the tool contract's shape, and _meta carrying the outcome and the
+// tool's details.
+//
+// A refusal's structuredContent is {"status":"refused","refusal":{code, message}} and its
+// "code: message" line is always among the text blocks. Otherwise structuredContent is
+// the tool's structured value unchanged (an object; anything else, which the worker never
+// sends, is kept under "value"). The outcome is never in structuredContent, whose shape
+// may be closed; it is in _meta on every result.
 func ToolResult(res client.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Content: make([]mcp.Content, 0, len(res.Content)+1)}
 	if res.Refusal != nil {
@@ -58,22 +72,29 @@ func ToolResult(res client.Result) *mcp.CallToolResult {
 		out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
 	}
 
-	fields := map[string]json.RawMessage{}
-	if len(res.Structured) > 0 {
-		if err := json.Unmarshal(res.Structured, &fields); err != nil || fields == nil {
-			// Not an object (the worker sends objects; be safe): keep it under "value".
-			fields = map[string]json.RawMessage{}
-			if json.Valid(res.Structured) {
-				fields["value"] = append(json.RawMessage(nil), res.Structured...)
-			}
-		}
+	switch {
+	case res.Refusal != nil:
+		out.StructuredContent = map[string]any{"status": "refused", "refusal": res.Refusal}
+	case len(res.Structured) > 0:
+		out.StructuredContent = objectOrValue(res.Structured)
 	}
-	fields["outcome"] = mustMarshal(OutcomeName(res.Outcome))
-	if res.Refusal != nil {
-		fields["refusal"] = mustMarshal(res.Refusal)
+	out.Meta = mcp.Meta{MetaOutcome: OutcomeName(res.Outcome)}
+	if len(res.Details) > 0 {
+		out.Meta[MetaDetails] = objectOrValue(res.Details)
 	}
-	out.StructuredContent = fields
 	return out
+}
+
+// objectOrValue returns raw when it is a JSON object, else {"value": raw} (or an empty
+// object for invalid JSON).
+func objectOrValue(raw json.RawMessage) json.RawMessage {
+	if isJSONObject(raw) {
+		return append(json.RawMessage(nil), raw...)
+	}
+	if json.Valid(raw) {
+		return mustMarshal(map[string]json.RawMessage{"value": raw})
+	}
+	return json.RawMessage("{}")
 }
 
 // OutcomeName is the outcome as structuredContent carries it. An outcome that is not

@@ -73,19 +73,22 @@ func TestToolResult(t *testing.T) {
 		wantError      bool
 		wantContent    []string // "text:…" or "image:mime:len"
 		wantStructured string
+		wantMeta       string
 	}{
 		{
 			name:           "completed with fields",
 			in:             client.Result{Outcome: client.Completed, Content: []client.Content{{Type: "text", Text: "(1, 2)"}}, Structured: json.RawMessage(`{"x":1,"y":2}`)},
 			wantContent:    []string{"text:(1, 2)"},
-			wantStructured: `{"outcome":"completed","x":1,"y":2}`,
+			wantStructured: `{"x":1,"y":2}`,
+			wantMeta:       `{"cua-host/outcome":"completed"}`,
 		},
 		{
 			name: "image",
 			in: client.Result{Outcome: client.Completed, Content: []client.Content{{Type: "text", Text: "shot"}, {Type: "image", Data: png, MIMEType: "image/png"}},
 				Structured: json.RawMessage(`{"width":10}`)},
 			wantContent:    []string{"text:shot", "image:image/png:12"},
-			wantStructured: `{"outcome":"completed","width":10}`,
+			wantStructured: `{"width":10}`,
+			wantMeta:       `{"cua-host/outcome":"completed"}`,
 		},
 		{
 			name: "refusal from the worker",
@@ -93,39 +96,45 @@ func TestToolResult(t *testing.T) {
 				Content: []client.Content{{Type: "text", Text: "permission_denied: denied by policy"}}},
 			wantError:      true,
 			wantContent:    []string{"text:permission_denied: denied by policy"},
-			wantStructured: `{"outcome":"not_started","refusal":{"code":"permission_denied","message":"denied by policy"}}`,
+			wantStructured: `{"refusal":{"code":"permission_denied","message":"denied by policy"},"status":"refused"}`,
+			wantMeta:       `{"cua-host/outcome":"not_started"}`,
 		},
 		{
 			name:           "refusal without text gets its line",
-			in:             client.Result{Outcome: client.NotStarted, Refusal: &client.Refusal{Code: "outside_manifest", Message: "no"}},
+			in:             client.Result{Outcome: client.NotStarted, Refusal: &client.Refusal{Code: "bounded_resource_outside_manifest", Message: "no"}},
 			wantError:      true,
-			wantContent:    []string{"text:outside_manifest: no"},
-			wantStructured: `{"outcome":"not_started","refusal":{"code":"outside_manifest","message":"no"}}`,
+			wantContent:    []string{"text:bounded_resource_outside_manifest: no"},
+			wantStructured: `{"refusal":{"code":"bounded_resource_outside_manifest","message":"no"},"status":"refused"}`,
+			wantMeta:       `{"cua-host/outcome":"not_started"}`,
 		},
 		{
 			name:           "the tool cannot override the outcome",
-			in:             client.Result{Outcome: client.Unknown, IsError: true, Structured: json.RawMessage(`{"outcome":"completed","error":"x"}`)},
+			in:             client.Result{Outcome: client.Unknown, IsError: true, Structured: json.RawMessage(`{"error":"x"}`), Details: json.RawMessage(`{"cua-host/outcome":"completed"}`)},
 			wantError:      true,
 			wantContent:    []string{},
-			wantStructured: `{"error":"x","outcome":"unknown"}`,
+			wantStructured: `{"error":"x"}`,
+			wantMeta:       `{"cua-host/details":{"cua-host/outcome":"completed"},"cua-host/outcome":"unknown"}`,
 		},
 		{
 			name:           "unset outcome is unknown",
 			in:             client.Result{},
 			wantContent:    []string{},
-			wantStructured: `{"outcome":"unknown"}`,
+			wantStructured: `null`,
+			wantMeta:       `{"cua-host/outcome":"unknown"}`,
 		},
 		{
 			name:           "non-object structured kept under value",
 			in:             client.Result{Outcome: client.Completed, Structured: json.RawMessage(`[1,2]`)},
 			wantContent:    []string{},
-			wantStructured: `{"outcome":"completed","value":[1,2]}`,
+			wantStructured: `{"value":[1,2]}`,
+			wantMeta:       `{"cua-host/outcome":"completed"}`,
 		},
 		{
 			name:           "invalid structured dropped",
 			in:             client.Result{Outcome: client.Completed, Structured: json.RawMessage(`{`)},
 			wantContent:    []string{},
-			wantStructured: `{"outcome":"completed"}`,
+			wantStructured: `{}`,
+			wantMeta:       `{"cua-host/outcome":"completed"}`,
 		},
 	}
 	for _, tc := range tests {
@@ -158,6 +167,9 @@ func TestToolResult(t *testing.T) {
 			if string(b) != tc.wantStructured {
 				t.Errorf("structuredContent = %s, want %s", b, tc.wantStructured)
 			}
+			if b, _ := json.Marshal(got.Meta); string(b) != tc.wantMeta {
+				t.Errorf("_meta = %s, want %s", b, tc.wantMeta)
+			}
 			if _, err := json.Marshal(got); err != nil {
 				t.Errorf("the result does not marshal: %v", err)
 			}
@@ -186,14 +198,15 @@ func FuzzToolResult(f *testing.F) {
 		var back struct {
 			IsError           bool           `json:"isError"`
 			StructuredContent map[string]any `json:"structuredContent"`
+			Meta              map[string]any `json:"_meta"`
 		}
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("unmarshal %s: %v", b, err)
 		}
-		if back.StructuredContent["outcome"] != OutcomeName(in.Outcome) {
-			t.Fatalf("outcome = %v, want %s", back.StructuredContent["outcome"], OutcomeName(in.Outcome))
+		if back.Meta[MetaOutcome] != OutcomeName(in.Outcome) {
+			t.Fatalf("outcome = %v, want %s", back.Meta[MetaOutcome], OutcomeName(in.Outcome))
 		}
-		if code != "" && (!back.IsError || back.StructuredContent["refusal"] == nil) {
+		if code != "" && (!back.IsError || back.StructuredContent["refusal"] == nil || back.StructuredContent["status"] != "refused") {
 			t.Fatalf("refusal %q lost: %s", code, b)
 		}
 	})

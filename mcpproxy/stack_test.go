@@ -104,6 +104,9 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return m
 }
 
+// outcomeOf returns the outcome a tools/call result carries in _meta.
+func outcomeOf(res *mcp.CallToolResult) any { return res.Meta["cua-host/outcome"] }
+
 func refusalCode(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	r, _ := structured(t, res)["refusal"].(map[string]any)
@@ -187,8 +190,8 @@ func TestCallTool(t *testing.T) {
 			if res.IsError != tc.wantError {
 				t.Errorf("isError = %v, want %v (%s)", res.IsError, tc.wantError, text)
 			}
-			if st["outcome"] != tc.wantOutcome {
-				t.Errorf("outcome = %v, want %s", st["outcome"], tc.wantOutcome)
+			if outcomeOf(res) != tc.wantOutcome {
+				t.Errorf("outcome = %v, want %s (structured %v)", outcomeOf(res), tc.wantOutcome, st)
 			}
 			if got := refusalCode(t, res); got != tc.wantRefusal {
 				t.Errorf("refusal code = %q, want %q", got, tc.wantRefusal)
@@ -276,7 +279,7 @@ func TestCallDeadline(t *testing.T) {
 	if !res.IsError {
 		t.Errorf("isError = false, want true for a call past its deadline")
 	}
-	if o := structured(t, res)["outcome"]; o == "completed" {
+	if o := outcomeOf(res); o == "completed" {
 		t.Errorf("outcome = %v, want not_started or unknown", o)
 	}
 }
@@ -287,8 +290,8 @@ func TestWorkerGone(t *testing.T) {
 	s := startStack(t, Options{})
 	s.h.Close()
 	res := s.call(t, "noop", nil)
-	if !res.IsError || structured(t, res)["outcome"] == "completed" {
-		t.Errorf("call after worker exit: isError=%v outcome=%v", res.IsError, structured(t, res)["outcome"])
+	if !res.IsError || outcomeOf(res) == "completed" {
+		t.Errorf("call after worker exit: isError=%v outcome=%v", res.IsError, outcomeOf(res))
 	}
 	if _, err := s.cs.ListTools(t.Context(), nil); !isRPCError(err, jsonrpc.CodeInternalError) {
 		t.Errorf("ListTools after worker exit err = %v, want JSON-RPC %d", err, jsonrpc.CodeInternalError)

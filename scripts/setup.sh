@@ -15,6 +15,7 @@ declare -A want=(
   [dbus-daemon]=dbus
   [xterm]=xterm
   [zenity]=zenity
+  [gtk3-demo-application]=gtk-3-examples
   [xdotool]=xdotool
   [xinput]=xinput
   [xwininfo]=x11-utils
@@ -27,6 +28,8 @@ declare -A want=(
   [import]=imagemagick
   [xwd]=x11-apps
   [npx]=npm
+  [node]=nodejs
+  [gtk3-demo-application]=gtk-3-examples
   [chromium-headless-shell]=chromium-headless-shell
 )
 # files (not commands) -> package

@@ -166,6 +166,9 @@ func newRequest(name string, raw []byte) request {
 	}
 	countStep(stepCanonicalize)
 	canonical, clean := authz.Sanitize(name, args)
+	if r := authz.NormalizeTarget(clean); r != nil {
+		return request{name: canonical, refusal: r}
+	}
 	return request{name: canonical, args: clean}
 }
 
@@ -189,6 +192,7 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	if r := checkArgNames(args); r != nil {
 		return nil, nil, r
 	}
+
 	e, _ := a.pipe.Inventory().Lookup(name)
 	res := a.res.resolve(ctx, s, name, e, args)
 	now := a.now()
@@ -200,6 +204,9 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 		// The person is being asked on the display and the question has the focus: keys
 		// must not land in it, nor activation move the focus away from it.
 		return nil, nil, authz.Refuse(authz.CodeInputBusy, "a consent question has the keyboard focus; keyboard input waits for the person's answer (call again once it is answered)")
+	}
+	if r := s.useLabel(name, args); r != nil {
+		return nil, nil, r
 	}
 	t, ok := s.w.reg.Lookup(name)
 	if !ok {

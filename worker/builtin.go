@@ -18,26 +18,27 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 	reg.Register(tool.Tool{
 		Name:        "health_report",
 		Description: "Report the worker's pid, generation, protocol version and which backends are available.",
-		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
+		InputSchema: []byte(labelSchema),
 		Annotations: desktop.Annotations("health_report"),
 		Quick:       true,
 		Handler:     w.healthReport,
 	})
 	reg.Register(tool.Tool{
 		Name:        "get_session",
-		Description: "Describe the calling session: label, mode, expiry and manifest hash.",
-		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
+		Description: "Describe the calling session (label, mode, expiry, manifest hash) or one of its labels.",
+		InputSchema: []byte(openLabelSchema),
 		Annotations: desktop.Annotations("get_session"),
 		Quick:       true,
 		Handler:     w.getSession,
 	})
 	reg.Register(tool.Tool{
 		Name:        "end_session",
-		Description: "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended.",
-		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
+		Description: "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended. With a label (other than the session's own), end only that label: calls carrying it are refused until start_session revives it.",
+		InputSchema: []byte(openLabelSchema),
 		Annotations: desktop.Annotations("end_session"),
 		Handler:     w.endSession,
 	})
+	w.registerSessionTools(reg)
 }
 
 type healthReport struct {
@@ -51,8 +52,8 @@ type healthReport struct {
 }
 
 func (w *worker) healthReport(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var none struct{}
-	if err := call.Decode(&none); err != nil {
+	var a labelArgs // only the session label, which changes nothing here
+	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
@@ -107,13 +108,25 @@ func (w *worker) callerSession(call *tool.Call) (*session, error) {
 }
 
 func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var none struct{}
-	if err := call.Decode(&none); err != nil {
+	var a labelArgs
+	if err := decodeOpen(call, &a, "session"); err != nil {
 		return nil, err
 	}
 	s, err := w.callerSession(call)
 	if err != nil {
 		return nil, err
+	}
+	now := w.authorizer.now()
+	if label := s.named(a.Session); label != "" {
+		st, ok := s.labels.get(label)
+		if !ok {
+			return nil, authz.Refuse(authz.CodeInvalidArguments, "no session label %q in this session (list_sessions lists them)", label)
+		}
+		out := s.summary(label, st, now)
+		if st.ended {
+			out["state"] = "ending"
+		}
+		return tool.TextResult(fmt.Sprintf("label %s of session %s: %s", label, s.label, out["state"]), out), nil
 	}
 	info := sessionInfo{
 		Label:          s.label,
@@ -128,23 +141,37 @@ func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result,
 	if info.ManifestSHA256 != "" {
 		text += ", manifest sha256 " + info.ManifestSHA256
 	}
-	return tool.TextResult(text, info), nil
+	// The contract's summary fields, then cua-host's own (the summary's schema is open).
+	out := s.summary("", labelState{}, now)
+	out["label"], out["mode"], out["expires_at"], out["idle_timeout"] = info.Label, info.Mode, info.ExpiresAt, info.IdleTimeout
+	out["launched_pids"], out["consent_grants"] = info.LaunchedPIDs, info.ConsentGrants
+	if info.ManifestSHA256 != "" {
+		out["manifest_sha256"] = info.ManifestSHA256
+	}
+	return tool.TextResult(text, out), nil
 }
 
 // endSession ends the calling session. The call itself completes; every later request on
 // the channel is refused with session_ended.
 func (w *worker) endSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var none struct{}
-	if err := call.Decode(&none); err != nil {
+	var a labelArgs
+	if err := decodeOpen(call, &a, "session"); err != nil {
 		return nil, err
 	}
 	s, err := w.callerSession(call)
 	if err != nil {
 		return nil, err
 	}
+	if label := s.named(a.Session); label != "" {
+		if !s.labels.end(label) {
+			return nil, authz.Refuse(authz.CodeSessionEnded, "session label %q is not active in this session", label)
+		}
+		return tool.TextResult(fmt.Sprintf("label %s ended; session %s goes on", label, s.label),
+			map[string]any{"session": label, "active": false}), nil
+	}
 	s.revoke(authz.CodeSessionEnded, "the session was ended by end_session")
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 50*time.Millisecond)
 	w.reg.Release(rctx)
 	cancel()
-	return tool.TextResult(fmt.Sprintf("session %s ended", s.label), map[string]any{"label": s.label, "ended": true}), nil
+	return tool.TextResult(fmt.Sprintf("session %s ended", s.label), map[string]any{"session": s.label, "active": false, "label": s.label, "ended": true}), nil
 }

@@ -171,17 +171,25 @@ func (w *worker) outcome(ctx context.Context, name string, res *tool.Result, err
 			out.Content = append(out.Content, &cuav1.Content{Kind: &cuav1.Content_Text{Text: c.Text}})
 		}
 	}
-	if res.Structured != nil {
-		b, err := json.Marshal(res.Structured)
-		if err != nil {
-			w.log.Error("marshal structured result", "tool", name, "err", err)
-			out.IsError = true
-			out.Content = append(out.Content, &cuav1.Content{Kind: &cuav1.Content_Text{Text: "structured result could not be encoded: " + err.Error()}})
-		} else {
-			out.Structured = b
-		}
-	}
+	out.Structured = w.encodeResultObject(name, "structured", res.Structured, out)
+	out.Details = w.encodeResultObject(name, "details", res.Details, out)
 	return out
+}
+
+// encodeResultObject marshals a result's structured value or details; one that cannot be
+// encoded makes the result an error that says so (the action itself already ran).
+func (w *worker) encodeResultObject(tool, what string, v any, out *cuav1.ToolResult) []byte {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.log.Error("marshal result", "tool", tool, "part", what, "err", err)
+		out.IsError = true
+		out.Content = append(out.Content, &cuav1.Content{Kind: &cuav1.Content_Text{Text: what + " result could not be encoded: " + err.Error()}})
+		return nil
+	}
+	return b
 }
 
 func errorResult(outcome cuav1.Outcome, code, msg string) *cuav1.ToolResult {

@@ -21,7 +21,7 @@ func (w *worker) registerConfig(reg *tool.Registry) {
 	reg.Register(tool.Tool{
 		Name:        "get_config",
 		Description: "Report the effective configuration this session runs under: mode and expiry, policy layers and their SHA-256, the display, the host's ceiling and the worker's limits. Read-only: the host fixes it.",
-		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
+		InputSchema: []byte(labelSchema),
 		Annotations: desktop.Annotations("get_config"),
 		Quick:       true,
 		Handler:     w.getConfig,
@@ -81,8 +81,8 @@ type configLimits struct {
 }
 
 func (w *worker) getConfig(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var none struct{}
-	if err := call.Decode(&none); err != nil {
+	var a labelArgs // only the session label, which changes nothing here
+	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
 	w.mu.Lock()

@@ -207,7 +207,7 @@ func (j *journalReporter) end(ctx context.Context, jc *journalCall, out *cuav1.T
 		e.Decision, e.Layer = "deny", "tool"
 	}
 	if jc.action || out.GetIsError() {
-		e.Result = resultFacts(out.GetStructured())
+		e.Result = resultFacts(out.GetStructured(), out.GetDetails())
 	}
 	if jc.action {
 		// The capture runs after the handler returned, even when ctx ended: the journal
@@ -346,9 +346,11 @@ func targetOf(call *tool.Call) *cuav1.JournalRect {
 	return &cuav1.JournalRect{X: int32(ox + int(x)), Y: int32(oy + int(y))}
 }
 
-// resultFacts extracts what the journal keeps of a structured result.
-func resultFacts(structured []byte) []byte {
-	if len(structured) == 0 {
+// resultFacts extracts what the journal keeps of a result: from its structured value, then
+// from its details, which carry cua-host's own route, delivery, verification and evidence
+// where the structured value has the contract's shape (ADR 0010).
+func resultFacts(structured, details []byte) []byte {
+	if len(structured) == 0 && len(details) == 0 {
 		return nil
 	}
 	var f struct {
@@ -364,8 +366,10 @@ func resultFacts(structured []byte) []byte {
 		WindowIDs json.RawMessage `json:"window_ids,omitempty"`
 		Windows   []launchWindow  `json:"windows,omitempty"`
 	}
-	if json.Unmarshal(structured, &f) != nil {
-		return nil
+	for _, part := range [][]byte{structured, details} {
+		if len(part) > 0 && json.Unmarshal(part, &f) != nil {
+			return nil
+		}
 	}
 	b, err := json.Marshal(f)
 	if err != nil || string(b) == "{}" || len(b) > maxJournalArgs {

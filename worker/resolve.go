@@ -96,9 +96,6 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 		return r.generic(ctx, pid, hasPID, uint32(wid), hasWID)
 	}
 	scope, _ := args["scope"].(string)
-	if _, ok := args["target"]; ok && e.Shape != authz.ShapeNone {
-		return unresolved(authz.CodeInvalidArguments, "target objects are not supported; pass pid and window_id (or scope \"desktop\")")
-	}
 	switch e.Shape {
 	case authz.ShapeWindow, authz.ShapePointer, authz.ShapeKeyboard:
 		if r.desk == nil {
@@ -110,7 +107,7 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 		if !hasPID {
 			return unresolved(authz.CodeInvalidArguments, "%s needs the pid of the window's process", tool)
 		}
-		return r.window(ctx, s, tool, e.Operation, pid, uint32(wid), hasWID)
+		return r.window(ctx, s, tool, e.Operation, pid, uint32(wid), hasWID, false)
 	case authz.ShapePointer:
 		return r.withPaste(ctx, s, tool, args, r.pointer(ctx, s, tool, args, pid, hasPID, uint32(wid), hasWID, scope))
 	case authz.ShapeKeyboard:
@@ -176,7 +173,10 @@ func (r *resolver) process(s *session, kind authz.ResourceKind, op authz.Operati
 
 // window resolves a window target: window_id when given (it must belong to pid), else
 // pid's top-most mapped window.
-func (r *resolver) window(ctx context.Context, s *session, tool string, op authz.Operation, pid int, wid uint32, hasWID bool) resolution {
+// With exact (window-relative coordinates follow), a pid alone must name a process with
+// one mapped window: with several, which one the coordinates are relative to is a guess,
+// and the call is refused with ambiguous_window_target.
+func (r *resolver) window(ctx context.Context, s *session, tool string, op authz.Operation, pid int, wid uint32, hasWID, exact bool) resolution {
 	info := r.procs.read(pid)
 	if !info.alive {
 		return unresolved(authz.CodeWindowNotFound, "process %d is not running", pid)
@@ -203,12 +203,17 @@ func (r *resolver) window(ctx context.Context, s *session, tool string, op authz
 		if err != nil {
 			return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
 		}
-		found := false
+		found, ids := false, []string(nil)
 		for _, c := range wins {
 			if c.PID == pid && c.Mapped {
-				w, found = c, true
-				break
+				if !found {
+					w, found = c, true
+				}
+				ids = append(ids, fmt.Sprintf("%d", c.ID))
 			}
+		}
+		if exact && len(ids) > 1 {
+			return unresolved(authz.CodeAmbiguousWindowTarget, "process %d has %d windows (%s); name one with window_id", pid, len(ids), strings.Join(ids, ", "))
 		}
 		if !found {
 			// The process as a whole (an accessibility tree of an app without a mapped
@@ -245,14 +250,14 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	case hasPID && scope == "desktop":
 		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
 	case hasPID:
-		if res = r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID); res.Unresolved != nil || res.SelfPID != 0 {
+		if res = r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, len(pts) > 0); res.Unresolved != nil || res.SelfPID != 0 {
 			return res
 		}
 		origin = x11.Point{X: res.frame.X, Y: res.frame.Y}
 	case hasWID:
 		return unresolved(authz.CodeInvalidArguments, "window_id needs the pid that owns it")
 	case len(pts) > 0 && scope != "desktop":
-		return unresolved(authz.CodeInvalidArguments, "desktop_coordinate_scope_required: x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" to confirm, or target a window")
+		return unresolved(authz.CodeDesktopCoordinateScopeRequired, "x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" (or target {\"kind\":\"desktop\",\"display_id\":\"primary\"}) to confirm, or target a window")
 	default:
 		res.Resource = authz.Resource{Kind: authz.ResourceDisplay, Op: authz.OpInput}
 		if len(pts) == 0 {
@@ -341,7 +346,7 @@ func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid in
 	case hasPID && scope == "desktop":
 		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
 	case hasPID:
-		return r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID)
+		return r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, false)
 	case hasWID:
 		return unresolved(authz.CodeInvalidArguments, "window_id needs the pid that owns it")
 	}

@@ -31,6 +31,8 @@ type session struct {
 	state     *tool.Session
 	// grants are the session's consent grants; revoked when the session ends.
 	grants authz.Grants
+	// labels are the public labels calls carry (labels.go); they carry no authority.
+	labels labels
 
 	// ctx is cancelled when the session is revoked or ends; in-flight calls derive from it.
 	ctx    context.Context

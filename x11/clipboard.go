@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -27,7 +28,8 @@ type clipboard struct {
 	// mu guards the fields below.
 	mu    sync.Mutex
 	owned bool
-	data  []byte
+	// offer is what the clipboard holds, by target name (UTF8_STRING, image/png, …).
+	offer map[string]offered
 
 	readMu   sync.Mutex // one read at a time
 	notifyCh chan xproto.SelectionNotifyEvent
@@ -96,7 +98,7 @@ func (c *clipboard) loop(b *Backend) {
 			c.answer(e)
 		case xproto.SelectionClearEvent:
 			c.mu.Lock()
-			c.owned, c.data = false, nil
+			c.owned, c.offer = false, nil
 			c.mu.Unlock()
 		case xproto.SelectionNotifyEvent:
 			select {
@@ -112,34 +114,50 @@ func (c *clipboard) loop(b *Backend) {
 	}
 }
 
-// answer serves one SelectionRequest from our data (ICCCM §2.2).
+// offered is one target the clipboard serves: its property type and bytes.
+type offered struct {
+	typ  string
+	data []byte
+}
+
+// textOffer is the targets text is served as.
+func textOffer(text string) map[string]offered {
+	utf8Text := offered{"UTF8_STRING", []byte(text)}
+	return map[string]offered{"UTF8_STRING": utf8Text, "TEXT": utf8Text, "text/plain;charset=utf-8": utf8Text,
+		"STRING": {"STRING", toLatin1([]byte(text))}}
+}
+
+// answer serves one SelectionRequest from the offer (ICCCM §2.2).
 func (c *clipboard) answer(e xproto.SelectionRequestEvent) {
 	c.mu.Lock()
-	owned, data := c.owned, c.data
+	owned, offer := c.owned, c.offer
 	c.mu.Unlock()
 	prop := e.Property
 	if prop == xproto.AtomNone {
 		prop = e.Target // obsolete requestor
 	}
-	utf8Atom, targets := c.atoms.get("UTF8_STRING"), c.atoms.get("TARGETS")
-	text, plain := c.atoms.get("TEXT"), c.atoms.get("text/plain;charset=utf-8")
+	targets := c.atoms.get("TARGETS")
 	ok := owned && e.Selection == c.atoms.get("CLIPBOARD")
 	if ok {
-		switch e.Target {
-		case targets:
-			list := []xproto.Atom{targets, utf8Atom, xproto.AtomString, text, plain}
+		if e.Target == targets {
+			list := []xproto.Atom{targets}
+			for name := range offer {
+				list = append(list, c.atoms.get(name))
+			}
 			buf := make([]byte, 4*len(list))
 			for i, a := range list {
 				binary.LittleEndian.PutUint32(buf[i*4:], uint32(a))
 			}
 			xproto.ChangeProperty(c.conn, xproto.PropModeReplace, e.Requestor, prop, xproto.AtomAtom, 32, uint32(len(list)), buf)
-		case utf8Atom, text, plain:
-			xproto.ChangeProperty(c.conn, xproto.PropModeReplace, e.Requestor, prop, utf8Atom, 8, uint32(len(data)), data)
-		case xproto.AtomString:
-			l1 := toLatin1(data)
-			xproto.ChangeProperty(c.conn, xproto.PropModeReplace, e.Requestor, prop, xproto.AtomString, 8, uint32(len(l1)), l1)
-		default:
+		} else {
 			ok = false
+			for name, o := range offer {
+				if c.atoms.get(name) == e.Target {
+					xproto.ChangeProperty(c.conn, xproto.PropModeReplace, e.Requestor, prop, c.atoms.get(o.typ), 8, uint32(len(o.data)), o.data)
+					ok = true
+					break
+				}
+			}
 		}
 	}
 	if !ok {
@@ -166,8 +184,32 @@ func (b *Backend) ClipboardWrite(ctx context.Context, text string) error {
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("%w: text is not valid UTF-8", ErrInvalidArgument)
 	}
-	if len(text) > MaxClipboardBytes {
-		return fmt.Errorf("%w: %d bytes (at most %d)", ErrInvalidArgument, len(text), MaxClipboardBytes)
+	return b.clipboardOffer(ctx, textOffer(text), len(text))
+}
+
+// ClipboardWriteImage puts an encoded image (mimeType "image/png" or "image/jpeg") on
+// CLIPBOARD, served as that target.
+func (b *Backend) ClipboardWriteImage(ctx context.Context, data []byte, mimeType string) error {
+	return b.clipboardOffer(ctx, map[string]offered{mimeType: {mimeType, data}}, len(data))
+}
+
+// ClipboardWriteFile puts a file reference on CLIPBOARD, as file managers do: a
+// text/uri-list, GNOME's copied-files list, and the path as text.
+func (b *Backend) ClipboardWriteFile(ctx context.Context, path string) error {
+	if !utf8.ValidString(path) {
+		return fmt.Errorf("%w: path is not valid UTF-8", ErrInvalidArgument)
+	}
+	uri := (&url.URL{Scheme: "file", Path: path}).String()
+	offer := textOffer(path)
+	offer["text/uri-list"] = offered{"text/uri-list", []byte(uri + "\r\n")}
+	offer["x-special/gnome-copied-files"] = offered{"x-special/gnome-copied-files", []byte("copy\n" + uri)}
+	return b.clipboardOffer(ctx, offer, len(uri))
+}
+
+// clipboardOffer takes CLIPBOARD ownership with offer; size is the largest item's size.
+func (b *Backend) clipboardOffer(ctx context.Context, offer map[string]offered, size int) error {
+	if size > MaxClipboardBytes {
+		return fmt.Errorf("%w: %d bytes (at most %d)", ErrInvalidArgument, size, MaxClipboardBytes)
 	}
 	c, err := b.clipboardConn(ctx)
 	if err != nil {
@@ -175,7 +217,7 @@ func (b *Backend) ClipboardWrite(ctx context.Context, text string) error {
 	}
 	sel := c.atoms.get("CLIPBOARD")
 	c.mu.Lock()
-	c.owned, c.data = true, []byte(text)
+	c.owned, c.offer = true, offer
 	c.mu.Unlock()
 	if err := xproto.SetSelectionOwnerChecked(c.conn, c.win, sel, xproto.TimeCurrentTime).Check(); err != nil {
 		return xerr("SetSelectionOwner", err)
@@ -186,7 +228,7 @@ func (b *Backend) ClipboardWrite(ctx context.Context, text string) error {
 	}
 	if r.Owner != c.win {
 		c.mu.Lock()
-		c.owned, c.data = false, nil
+		c.owned, c.offer = false, nil
 		c.mu.Unlock()
 		return fmt.Errorf("x11: CLIPBOARD ownership was not granted (owner 0x%x)", r.Owner)
 	}

@@ -187,12 +187,12 @@ func TestCallAuthorizationFlags(t *testing.T) {
 		{name: "unrestricted disabled", args: []string{"call", "--mode", "unrestricted", "--dangerously-bypass-approvals", "get_session"}, env: []string{envDisableUnrestricted + "=1"}, wantExit: 2, wantStderr: "disabled by managed startup configuration"},
 		{name: "unknown consent provider", args: []string{"call", "--consent", "ask", "get_session"}, wantExit: 2, wantStderr: "--consent"},
 		{name: "bounded session reports its manifest", args: []string{"call", "--display", "private", "--mode", "bounded", "--manifest", good, "get_session"}, display: true, wantExit: 0, wantStdout: `"mode":"bounded"`},
-		{name: "bounded session outside its manifest", args: []string{"call", "--display", "private", "--mode", "bounded", "--manifest", good, "health_report"}, display: true, wantExit: 1, wantStdout: "outside_manifest"},
+		{name: "bounded session outside its manifest", args: []string{"call", "--display", "private", "--mode", "bounded", "--manifest", good, "health_report"}, display: true, wantExit: 1, wantStdout: "bounded_resource_outside_manifest"},
 		{name: "standard without a provider", args: []string{"call", "--display", "private", "clipboard_read"}, display: true, wantExit: 1, wantStdout: "authorization_required"},
 		{name: "reference environment without approval", args: []string{"call", "get_session"}, env: []string{envDriverPermissionMode + "=bounded", envDriverManifestFile + "=" + reference}, wantExit: 2, wantStderr: errMissingApproval},
 		{name: "reference environment, unrestricted without bypass", args: []string{"call", "get_session"}, env: []string{envDriverPermissionMode + "=yolo"}, wantExit: 2, wantStderr: errMissingBypass},
 		{name: "reference environment, approved manifest", args: []string{"call", "--display", "private", "end_session"}, env: []string{envDriverPermissionMode + "=bounded", envDriverManifestFile + "=" + reference, envDriverManifestApproved + "=1"}, display: true, wantExit: 0, wantStdout: `"ended":true`},
-		{name: "reference environment, tool outside the manifest", args: []string{"call", "--display", "private", "get_session"}, env: []string{envDriverPermissionMode + "=bounded", envDriverManifestFile + "=" + reference, envDriverManifestApproved + "=1"}, display: true, wantExit: 1, wantStdout: "outside_manifest"},
+		{name: "reference environment, tool outside the manifest", args: []string{"call", "--display", "private", "get_session"}, env: []string{envDriverPermissionMode + "=bounded", envDriverManifestFile + "=" + reference, envDriverManifestApproved + "=1"}, display: true, wantExit: 1, wantStdout: "bounded_resource_outside_manifest"},
 		{name: "a private display is the session's own", args: []string{"call", "--display", "private", "get_desktop_state", `{"max_dimension":64}`}, display: true, wantExit: 0, wantStdout: `"outcome":"completed"`},
 	}
 	for _, tt := range tests {

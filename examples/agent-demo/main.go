@@ -181,10 +181,7 @@ func (a *agent) callResult(ctx context.Context, name string, args map[string]any
 	if err != nil {
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
 	}
-	var outcome string
-	if m, ok := res.StructuredContent.(map[string]any); ok {
-		outcome, _ = m["outcome"].(string)
-	}
+	outcome, _ := res.Meta["cua-host/outcome"].(string)
 	summary := ""
 	for _, c := range res.Content {
 		switch c := c.(type) {

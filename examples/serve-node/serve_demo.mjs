@@ -161,13 +161,14 @@ async function connect(bin, endpoint) {
   return client;
 }
 
-/** tool calls one tool and returns its structured content (and the whole result). */
+/** tool calls one tool and returns its structured content, its outcome (in _meta) and the whole result. */
 async function tool(client, name, args = {}) {
   const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
   const sc = res.structuredContent ?? {};
+  const outcome = res._meta?.["cua-host/outcome"];
   const text = (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join(" ");
-  log(`  ${name} → ${sc.outcome}${res.isError ? " (error)" : ""}: ${JSON.stringify(text.slice(0, 100))}`);
-  return { res, sc };
+  log(`  ${name} → ${outcome}${res.isError ? " (error)" : ""}: ${JSON.stringify(text.slice(0, 100))}`);
+  return { res, sc, outcome };
 }
 
 async function main() {
@@ -203,8 +204,8 @@ async function main() {
 
   log("→ alpha: launch a terminal and type into it (MCP SDK over `cua-host mcp-connect`)");
   const a = await connect(bin, alpha.endpoint.unix);
-  const { sc: launched } = await tool(a, "launch_app", { name: "xterm" });
-  check(launched.outcome === "completed" && launched.window_ids?.length > 0, `the terminal runs (pid ${launched.pid})`);
+  const { sc: launched, outcome: launchOutcome } = await tool(a, "launch_app", { name: "xterm" });
+  check(launchOutcome === "completed" && launched.window_ids?.length > 0, `the terminal runs (pid ${launched.pid})`);
   const target = { pid: launched.pid, window_id: launched.window_ids[0] };
   const marker = join(out, "alpha.txt");
   await tool(a, "type_text", { ...target, text: `echo hello-from-node > ${marker}` });
@@ -216,9 +217,9 @@ async function main() {
   log("→ beta: read the clipboard (needs consent: the app is asked)");
   const b = await connect(bin, beta.endpoint.unix);
   await tool(b, "clipboard_write", { text: "from-beta" });
-  const { sc: clip } = await tool(b, "clipboard_read");
+  const { sc: clip, outcome: clipOutcome } = await tool(b, "clipboard_read", { include_text: true });
   check(serve.consents.some((c) => c.session === "beta"), "a consent_request for beta reached the app and was answered");
-  check(clip.outcome === "completed" && JSON.stringify(clip).includes("from-beta"), "the granted clipboard_read completed with beta's text");
+  check(clipOutcome === "completed" && JSON.stringify(clip).includes("from-beta"), "the granted clipboard_read completed with beta's text");
   const atConsent = serve.statusAtConsent.find((x) => x.session === "beta");
   check(atConsent?.in_flight_calls === 1 && atConsent.awaiting_consent === 1 && atConsent.tools?.[0] === "clipboard_read",
     "while the app decided, status showed beta's clipboard_read in flight, awaiting consent");
@@ -246,8 +247,8 @@ async function main() {
   }
   check(!reconnected, "alpha's endpoint refuses new connections");
   check(!alive(workers.red.pid), "red's worker (its last session ended) is gone");
-  const { sc: size } = await tool(b, "get_screen_size");
-  check(size.outcome === "completed", "beta still works");
+  const { sc: size, outcome: sizeOutcome } = await tool(b, "get_screen_size");
+  check(sizeOutcome === "completed", "beta still works");
 
   log("→ close stdin");
   await a.close().catch(() => {});

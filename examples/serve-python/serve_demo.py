@@ -126,9 +126,10 @@ class MCPSession:
     def tool(self, name, args=None):
         res = self.request("tools/call", {"name": name, "arguments": args or {}})
         sc = res.get("structuredContent") or {}
+        outcome = (res.get("_meta") or {}).get("cua-host/outcome")
         text = " ".join(c.get("text", "") for c in res.get("content", []) if c.get("type") == "text")
-        log(f"  {name} → {sc.get('outcome')}{' (error)' if res.get('isError') else ''}: {text[:100]!r}")
-        return res, sc
+        log(f"  {name} → {outcome}{' (error)' if res.get('isError') else ''}: {text[:100]!r}")
+        return res, sc, outcome
 
     def close(self):
         self.file.close()
@@ -185,7 +186,7 @@ def main():
 
     log("→ alpha: launch a terminal and type into it")
     a = MCPSession(alpha["endpoint"]["unix"])
-    _, launched = a.tool("launch_app", {"name": "xterm"})
+    _, launched, _ = a.tool("launch_app", {"name": "xterm"})
     target = {"pid": launched["pid"], "window_id": launched["window_ids"][0]}
     marker = os.path.join(out, "alpha.txt")
     a.tool("type_text", dict(target, text=f"echo hello-from-alpha > {marker}"))
@@ -198,9 +199,9 @@ def main():
     log("→ beta: read the clipboard (needs consent: the app is asked)")
     b = MCPSession(beta["endpoint"]["unix"])
     b.tool("clipboard_write", {"text": "from-beta"})
-    _, read = b.tool("clipboard_read", {})
+    _, read, read_outcome = b.tool("clipboard_read", {"include_text": True})
     check(any(c["session"] == "beta" for c in serve.consents), "a consent_request for beta reached the app and was answered")
-    check(read.get("outcome") == "completed" and "from-beta" in json.dumps(read), "the granted clipboard_read completed with beta's text")
+    check(read_outcome == "completed" and "from-beta" in json.dumps(read), "the granted clipboard_read completed with beta's text")
 
     log("→ revoke alpha")
     serve.call("revoke_session", {"session": "alpha"})
@@ -220,8 +221,8 @@ def main():
         reconnected = False
     check(not reconnected, "alpha's endpoint refuses new connections")
     check(not alive(workers["red"]["pid"]), "red's worker (its last session ended) is gone")
-    _, size = b.tool("get_screen_size")
-    check(size.get("outcome") == "completed", "beta still works")
+    _, _, size_outcome = b.tool("get_screen_size")
+    check(size_outcome == "completed", "beta still works")
 
     log("→ close stdin")
     b.close()

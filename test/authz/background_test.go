@@ -70,7 +70,8 @@ func waitGone(t *testing.T, what, name string) {
 // TestBackgroundDelivery: on a display shared with a person, default input goes through the
 // session's own devices — the agent's window gets the click, the person's pointer and
 // focus stay — and input that no background route can deliver is refused with nothing
-// sent; foreground delivery, asked for, puts the person's window and pointer back.
+// sent; foreground delivery is refused with foreground_required until a background attempt
+// on the window failed, and then puts the person's window and pointer back.
 func TestBackgroundDelivery(t *testing.T) {
 	requireDesktop(t)
 	user := userDesk(t)
@@ -86,7 +87,7 @@ func TestBackgroundDelivery(t *testing.T) {
 
 	res := call(t, s, "click", map[string]any{"pid": own.PID, "window_id": own.Window, "x": 30, "y": 40})
 	check(t, "background click", res, "")
-	if st := structuredOf(t, res); st["delivery"] != "background" || st["route"] != "xinput2" {
+	if st := detailsOf(t, res); st["delivery"] != "background" || st["route"] != "xinput2" {
 		t.Errorf("click delivered %v via %v, want background via xinput2", st["delivery"], st["route"])
 	}
 	own.waitCount(t, "button_release", 1)
@@ -112,9 +113,26 @@ func TestBackgroundDelivery(t *testing.T) {
 
 	t.Run("foreground", func(t *testing.T) {
 		before := own.count(t, "button_press")
-		res := call(t, s, "click", map[string]any{"pid": own.PID, "window_id": own.Window, "x": 50, "y": 20, "delivery_mode": "foreground"})
+		fg := map[string]any{"pid": own.PID, "window_id": own.Window, "x": 50, "y": 20, "delivery_mode": "foreground"}
+		// Asked for first, foreground delivery would take the person's pointer and focus
+		// for input the session's own devices can deliver: refused, nothing sent.
+		refused(t, "a first foreground click", call(t, s, "click", fg), authz.CodeForegroundRequired, "retry")
+		time.Sleep(100 * time.Millisecond)
+		if own.count(t, "button_press") != before {
+			t.Errorf("a refused foreground click reached the window")
+		}
+		untouched("after the refused foreground click")
+		// The person's window covers the agent's: background delivery cannot reach it
+		// (the test client has no accessibility route), so a foreground retry is allowed.
+		frameAt(t, user, person.Window, 60, 80)
+		xdo(t, "windowraise", fmt.Sprint(person.Window))
+		xdo(t, "sleep", "0.2")
+		refused(t, "a background click on the covered window", call(t, s, "click", map[string]any{"pid": own.PID, "window_id": own.Window, "x": 50, "y": 20}), authz.CodeBackgroundUnavailable, "foreground")
+		// The person moves their window away again; the retry is in the foreground.
+		frameAt(t, user, person.Window, 700, 420)
+		res := call(t, s, "click", fg)
 		check(t, "foreground click", res, "")
-		if st := structuredOf(t, res); st["delivery"] != "foreground" || st["route"] != "xtest" {
+		if st := detailsOf(t, res); st["delivery"] != "foreground" || st["route"] != "xtest" {
 			t.Errorf("click delivered %v via %v, want foreground via xtest", st["delivery"], st["route"])
 		}
 		own.waitCount(t, "button_press", before+1)
@@ -122,12 +140,12 @@ func TestBackgroundDelivery(t *testing.T) {
 	})
 }
 
-// structuredOf decodes a result's structured content.
-func structuredOf(t testing.TB, res host.Result) map[string]any {
+// detailsOf returns what a result reports beyond its contract shape.
+func detailsOf(t testing.TB, res host.Result) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(res.Structured, &m); err != nil {
-		t.Fatalf("structured %s: %v", res.Structured, err)
+	if err := json.Unmarshal(res.Details, &m); err != nil {
+		t.Fatalf("details %s: %v", res.Details, err)
 	}
 	return m
 }

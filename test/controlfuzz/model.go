@@ -483,7 +483,7 @@ func (m *model) call(s *msess, sent time.Time) callVerdict {
 		codes = append(codes, "permission_denied")
 	case s.bounded:
 		// The manifest lists no test tool.
-		codes = append(codes, "outside_manifest", "unclassified_tool")
+		codes = append(codes, "bounded_resource_outside_manifest", "unclassified_tool")
 	default:
 		codes = append(codes, "")
 	}

@@ -150,9 +150,13 @@ func TestBackgroundDeliverySharesTheDesktop(t *testing.T) {
 	}
 	background := func(name string, args map[string]any) map[string]any {
 		t.Helper()
-		_, st := rp.mustCall(t, name, args)
+		res, contract := rp.mustCall(t, name, args)
+		st := detailsOf(res)
 		if st["delivery"] != "background" || st["route"] != "xinput2" {
 			t.Fatalf("%s delivered %v through %v, want background through xinput2: %v", name, st["delivery"], st["route"], st)
+		}
+		if dl, _ := contract["delivery"].(map[string]any); dl["mode"] != "background" || contract["route"] != "global_input" {
+			t.Fatalf("%s: structuredContent %v, want delivery mode background, route global_input", name, contract)
 		}
 		return st
 	}

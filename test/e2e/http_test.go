@@ -132,7 +132,7 @@ func TestHTTP(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("get_screen_size over HTTP: %+v, %v", res, err)
 	}
-	if st := structured(t, res); number(st, "width") != 1280 || st["outcome"] != "completed" {
+	if st := structured(t, res); number(st, "width") != 1280 || outcomeOf(res) != "completed" {
 		t.Errorf("get_screen_size = %v", st)
 	}
 	cs.Close()

@@ -110,16 +110,15 @@ func TestIndicatorStop(t *testing.T) {
 	}
 	ended := time.Since(clicked)
 	if res != nil {
-		st := structured(t, res)
-		if o := st["outcome"]; o != "unknown" && o != "not_started" {
+		if o := outcomeOf(res); o != "unknown" && o != "not_started" {
 			t.Errorf("the call in flight ended %v after Stop, want unknown or not_started: %s", o, text(res))
 		}
 	}
 	t.Logf("Stop → the call in flight ended in %v", ended)
 
 	after := rp.call(t, "get_session", nil)
-	if st := structured(t, after); st["outcome"] != "not_started" || !strings.Contains(text(after), "authorization_revoked") {
-		t.Errorf("a call after Stop = %v %q, want not_started authorization_revoked", st["outcome"], text(after))
+	if o := outcomeOf(after); o != "not_started" || !strings.Contains(text(after), "authorization_revoked") {
+		t.Errorf("a call after Stop = %v %q, want not_started authorization_revoked", o, text(after))
 	}
 	if !waitFor(5*time.Second, func() bool {
 		out, _ := x("xwininfo", "-id", bar)

@@ -72,7 +72,8 @@ func TestInspectorCLI(t *testing.T) {
 
 	call := inspect(t, "--method", "tools/call", "--tool-name", "get_screen_size")
 	st, _ := call["structuredContent"].(map[string]any)
-	if st["outcome"] != "completed" || st["width"] != float64(1280) {
+	meta, _ := call["_meta"].(map[string]any)
+	if st["width"] != float64(1280) || meta["cua-host/outcome"] != "completed" {
 		t.Errorf("the Inspector's tools/call get_screen_size = %v", call)
 	}
 	refused := inspect(t, "--method", "tools/call", "--tool-name", "no_such_tool")

@@ -152,7 +152,7 @@ func (rp *runProc) mustCall(t testing.TB, name string, args any) (*mcp.CallToolR
 	t.Helper()
 	res := rp.call(t, name, args)
 	st := structured(t, res)
-	if res.IsError || st["outcome"] != "completed" {
+	if res.IsError || outcomeOf(res) != "completed" {
 		t.Fatalf("tools/call %s %v: isError=%v structured=%v text=%q", name, args, res.IsError, st, text(res))
 	}
 	return res, st
@@ -181,6 +181,15 @@ func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("structuredContent %s: %v", b, err)
 	}
+	return m
+}
+
+// outcomeOf returns the outcome a tools/call result carries in _meta.
+func outcomeOf(res *mcp.CallToolResult) any { return res.Meta["cua-host/outcome"] }
+
+// detailsOf returns what a tools/call result reports beyond its contract shape (_meta).
+func detailsOf(res *mcp.CallToolResult) map[string]any {
+	m, _ := res.Meta["cua-host/details"].(map[string]any)
 	return m
 }
 

@@ -42,7 +42,7 @@ deny:
 	}
 	for _, tool := range []string{"clipboard_read", "launch_app"} {
 		res := rp.call(t, tool, map[string]any{"name": "xterm"})
-		if !res.IsError || refusalCode(t, res) != "permission_denied" || structured(t, res)["outcome"] != "not_started" {
+		if !res.IsError || refusalCode(t, res) != "permission_denied" || outcomeOf(res) != "not_started" {
 			t.Errorf("%s: isError=%v structured=%v, want a not_started permission_denied refusal", tool, res.IsError, structured(t, res))
 		}
 		if !strings.Contains(text(res), "permission_denied: ") {
@@ -221,8 +221,8 @@ resources:
 	} {
 		res := rp.call(t, c.tool, c.args)
 		code := refusalCode(t, res)
-		if !res.IsError || structured(t, res)["outcome"] != "not_started" || (code != "outside_manifest" && code != "manifest_denied") {
-			t.Errorf("%s %v: isError=%v structured=%v, want an outside_manifest refusal", c.tool, c.args, res.IsError, structured(t, res))
+		if !res.IsError || outcomeOf(res) != "not_started" || (code != "bounded_resource_outside_manifest" && code != "manifest_denied") {
+			t.Errorf("%s %v: isError=%v structured=%v, want an bounded_resource_outside_manifest refusal", c.tool, c.args, res.IsError, structured(t, res))
 		}
 	}
 	// Inside the manifest it works.

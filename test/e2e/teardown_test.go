@@ -92,7 +92,7 @@ func TestProtectedProcesses(t *testing.T) {
 				t.Fatalf("no %s among %v", c.name, tree)
 			}
 			res := rp.call(t, "kill_app", map[string]any{"pid": c.pid})
-			if !res.IsError || structured(t, res)["outcome"] != "not_started" {
+			if !res.IsError || outcomeOf(res) != "not_started" {
 				t.Errorf("kill_app %s (pid %d): isError=%v structured=%v", c.name, c.pid, res.IsError, structured(t, res))
 			}
 			if code := refusalCode(t, res); code != "self_target_denied" && code != "protected_ui_denied" {

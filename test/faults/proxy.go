@@ -218,11 +218,12 @@ func proxyRound(ctx context.Context, t *tally, r *rand.Rand, n int, dir string) 
 					var resp struct {
 						Result struct {
 							Structured map[string]any `json:"structuredContent"`
+							Meta       map[string]any `json:"_meta"`
 						} `json:"result"`
 						Error any `json:"error"`
 					}
 					json.Unmarshal(raw, &resp)
-					if o, ok := resp.Result.Structured["outcome"].(string); ok {
+					if o, ok := resp.Result.Meta["cua-host/outcome"].(string); ok {
 						cl.outcome, cl.detail = o, "via proxy"
 						if ref, ok := resp.Result.Structured["refusal"].(map[string]any); ok {
 							cl.detail = fmt.Sprintf("via proxy: %v", ref["code"])

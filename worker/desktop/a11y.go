@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,9 @@ func (d *desk) a11ySpecs() []spec {
 		"query":        boundedStr("Keep only elements whose role, name or value contains this text (case-insensitive).", MaxQueryBytes),
 		"timeout_ms":   intProp(fmt.Sprintf("Time bound of the walk (default %d); a walk that hits it returns what it has, truncated.", atspi.DefaultWalkTimeout.Milliseconds()), 50, int64(atspi.MaxWalkTimeout/time.Millisecond)),
 	}
-	state := map[string]prop{"include_screenshot": boolProp("Also capture the window (default true).")}
+	state := map[string]prop{"include_screenshot": boolProp("Also capture the window (default true)."),
+		"screenshot_out_file": outFileProp,
+		"capture_mode":        enumProp("Deprecated and ignored: the result always has the tree and (unless include_screenshot is false) the screenshot.", "ax", "vision")}
 	for k, v := range walk {
 		state[k] = v
 	}
@@ -69,7 +72,11 @@ type walkArgs struct {
 	MaxDepth          *int    `json:"max_depth"`
 	Query             string  `json:"query"`
 	TimeoutMS         *int    `json:"timeout_ms"`
-	Session           string  `json:"session"`
+	ScreenshotOutFile *string `json:"screenshot_out_file"`
+	// CaptureMode is accepted and ignored, as the reference driver does ("ax" or
+	// "vision"): the result always has both the tree and the screenshot.
+	CaptureMode string `json:"capture_mode"`
+	Session     string `json:"session"`
 }
 
 // options validates the bounds.
@@ -125,8 +132,15 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 		if err := call.Decode(&a); err != nil {
 			return nil, err
 		}
-		if !screenshot && a.IncludeScreenshot != nil {
-			return nil, invalid("include_screenshot is not an argument of get_accessibility_tree")
+		if !screenshot && (a.IncludeScreenshot != nil || a.ScreenshotOutFile != nil || a.CaptureMode != "") {
+			return nil, invalid("include_screenshot, screenshot_out_file and capture_mode are not arguments of get_accessibility_tree")
+		}
+		if a.CaptureMode != "" && a.CaptureMode != "ax" && a.CaptureMode != "vision" {
+			return nil, invalid("capture_mode %q: want \"ax\" or \"vision\" (deprecated and ignored)", a.CaptureMode)
+		}
+		outFile, err := outFilePath(a.ScreenshotOutFile)
+		if err != nil {
+			return nil, err
 		}
 		opts, err := a.options()
 		if err != nil {
@@ -139,7 +153,7 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 		if err != nil {
 			return nil, err
 		}
-		shoot := screenshot && (a.IncludeScreenshot == nil || *a.IncludeScreenshot)
+		shoot := screenshot && (a.IncludeScreenshot == nil || *a.IncludeScreenshot || outFile != "")
 		var (
 			img    *x11.Image
 			capErr error
@@ -158,13 +172,13 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 			return nil, refusal(err)
 		}
 		d.sessions.of(call.Session).Add(snap)
-		return stateResult(win, snap, img, capErr, shoot), nil
+		return stateResult(win, snap, img, capErr, shoot, outFile)
 	}
 }
 
 // stateResult renders a snapshot: a header line, the degradation or truncation if any,
 // the rows; the structured elements; the screenshot.
-func stateResult(win *x11.Window, snap *atspi.Snapshot, img *x11.Image, capErr error, shoot bool) *tool.Result {
+func stateResult(win *x11.Window, snap *atspi.Snapshot, img *x11.Image, capErr error, shoot bool, outFile string) (*tool.Result, error) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "window_id=%d pid=%d %s snapshot=%s elements=%d\n", win.ID, win.PID, strconv.Quote(clipTitle(win.Title)), snap.ID, len(snap.Elements))
 	if snap.Degraded {
@@ -206,11 +220,18 @@ func stateResult(win *x11.Window, snap *atspi.Snapshot, img *x11.Image, capErr e
 		if t := maskedText(img); t != "" {
 			res.Content[0].Text += "screenshot" + strings.TrimPrefix(t, ";") + "\n"
 		}
-		res.Content = append(res.Content, tool.Image(img.Data, img.MIMEType))
+		if outFile == "" {
+			res.Content = append(res.Content, tool.Image(img.Data, img.MIMEType))
+			break
+		}
+		if err := writeOutFile(outFile, img.Data); err != nil {
+			return nil, err
+		}
+		st["screenshot_file_path"] = outFile
 	case shoot && capErr != nil:
 		st["screenshot_error"] = capErr.Error()
 	}
-	return res
+	return res, nil
 }
 
 func clipTitle(s string) string {
@@ -293,24 +314,23 @@ func parseValue(raw json.RawMessage) (text string, num float64, isNum bool, err 
 	return strconv.FormatFloat(num, 'g', -1, 64), num, true, nil
 }
 
-// outcomeResult reports an AT-SPI element action.
+// outcomeResult reports an AT-SPI element action: the contract shape from what was read
+// back (a11yAction), the element and the toolkit's evidence in the details.
 func outcomeResult(out atspi.Outcome, snap *atspi.Snapshot, el *atspi.Element, extra map[string]any) *tool.Result {
-	st := map[string]any{
-		"effect": out.Effect, "route": out.Route, "delivery": "background", "verified": out.Verified,
+	details := map[string]any{
+		"effect": out.Effect, "route": out.Route, "delivery": deliveryBackground, "verified": out.Verified,
 		"evidence": out.Evidence, "element_token": el.Token, "element_index": el.Index, "snapshot_id": snap.ID,
 		"role": el.Role, "window_id": snap.Window.ID, "pid": snap.Window.PID,
 	}
 	if el.Name != "" {
-		st["name"] = el.Name
+		details["name"] = el.Name
 	}
-	for k, v := range extra {
-		st[k] = v
-	}
+	maps.Copy(details, extra)
 	text := fmt.Sprintf("%s (route %s, verified %v)", out.Effect, out.Route, out.Verified)
 	if rb, ok := out.Evidence["read_back"]; ok {
 		text += fmt.Sprintf("; read back %q", fmt.Sprint(rb))
 	}
-	res := tool.TextResult(text, st)
+	res := tool.ActionResult(text, a11yAction(out), details)
 	_, failed := out.Evidence["error"]
 	res.IsError = failed
 	return res

@@ -189,7 +189,7 @@ func TestZenityThroughTools(t *testing.T) {
 	if err != nil {
 		t.Fatalf("set_value: %v", err)
 	}
-	res := structured(t, r)
+	res := details(t, r)
 	ev, _ := res["evidence"].(map[string]any)
 	if res["route"] != "atspi_editable_text" || res["verified"] != true || ev["read_back"] != "typed by set_value" {
 		t.Fatalf("set_value = %v", res)
@@ -237,14 +237,14 @@ func TestZenityThroughTools(t *testing.T) {
 	unchanged("after the refusals")
 
 	r, err = callAs(t, reg, s1, "type_text", map[string]any{"pid": zen.PID, "window_id": zen.Window, "element_token": elementOf(t, st2, "text", "*").Token, "text": " ✓"})
-	if err != nil || structured(t, r)["route"] != "atspi_editable_text" || structured(t, r)["verified"] != true {
+	if err != nil || details(t, r)["route"] != "atspi_editable_text" || details(t, r)["verified"] != true {
 		t.Fatalf("type_text by element = %v, %v", r, err)
 	}
 	r, err = callAs(t, reg, s1, "click", map[string]any{"pid": zen.PID, "window_id": zen.Window, "element_token": ok2.Token})
 	if err != nil {
 		t.Fatalf("click OK: %v", err)
 	}
-	if res := structured(t, r); res["route"] != "atspi_action" || res["verified"] != true {
+	if res := details(t, r); res["route"] != "atspi_action" || res["verified"] != true {
 		t.Fatalf("click = %v", res)
 	}
 	if !zen.WaitExit(5 * time.Second) {
@@ -279,7 +279,7 @@ func TestPlainWindowDegrades(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := structured(t, r); res["route"] != desktop.RouteXTestPointer || res["verified"] != true {
+	if res := details(t, r); res["route"] != desktop.RouteXTestPointer || res["verified"] != true {
 		t.Fatalf("click = %v", res)
 	}
 	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == 1 })
@@ -294,7 +294,7 @@ func TestPlainWindowDegrades(t *testing.T) {
 	}{{"double_click", 1, 2}, {"right_click", 3, 1}} {
 		xl.Reset()
 		r, err := callAs(t, reg, sess, tc.tool, map[string]any{"pid": xl.PID, "window_id": xl.Window, "element_token": st.Elements[0].Token})
-		if err != nil || structured(t, r)["route"] != desktop.RouteXTestPointer {
+		if err != nil || details(t, r)["route"] != desktop.RouteXTestPointer {
 			t.Fatalf("%s = %v, %v", tc.tool, r, err)
 		}
 		evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == tc.presses })
@@ -353,7 +353,7 @@ func TestLargeListThroughTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := structured(t, r); res["route"] != atspi.RouteSelection || res["verified"] != true {
+	if res := details(t, r); res["route"] != atspi.RouteSelection || res["verified"] != true {
 		t.Errorf("click on a row = %v", res)
 	}
 	// Turn the wheel over the table by element: pointer input at its centre.
@@ -362,7 +362,7 @@ func TestLargeListThroughTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := structured(t, r); res["route"] != desktop.RouteXTestPointer || res["verified"] != true {
+	if res := details(t, r); res["route"] != desktop.RouteXTestPointer || res["verified"] != true {
 		t.Errorf("scroll over the table = %v", res)
 	}
 	r, err = callAs(t, reg, sess, "get_accessibility_tree", map[string]any{"pid": zen.PID, "query": "row 2"})
@@ -378,7 +378,7 @@ func TestLargeListThroughTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := structured(t, r); res["route"] != atspi.RouteAction || res["verified"] != true || res["evidence"].(map[string]any)["action"] != "activate" {
+	if res := details(t, r); res["route"] != atspi.RouteAction || res["verified"] != true || res["evidence"].(map[string]any)["action"] != "activate" {
 		t.Errorf("double_click on a row = %v", res)
 	}
 	if !zen.WaitExit(5*time.Second) || strings.TrimSpace(zen.Stdout()) != "row 2" {

@@ -1,9 +1,13 @@
 package desktop
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -24,7 +28,7 @@ func (d *desk) appSpecs() []spec {
 	win := map[string]prop{"pid": pidProp, "window_id": windowProp}
 	frame := map[string]prop{"pid": pidProp, "window_id": windowProp,
 		"x": numProp("Left of the client area, desktop coordinates."), "y": numProp("Top of the client area."),
-		"width": intProp("Width in pixels.", 1, 32767), "height": intProp("Height in pixels.", 1, 32767)}
+		"width": prop{"type": "number", "description": "Width in pixels.", "minimum": 1, "maximum": 32767}, "height": prop{"type": "number", "description": "Height in pixels.", "minimum": 1, "maximum": 32767}}
 	return []spec{
 		{"launch_app", "Start an application on this display and wait for its first window; returns pid and window ids.",
 			schema(nil, launch), d.launchApp},
@@ -34,9 +38,12 @@ func (d *desk) appSpecs() []spec {
 			schema([]string{"pid", "window_id"}, win), d.bringToFront},
 		{"set_window_frame", "Move and resize a window; returns the frame the window manager granted.",
 			schema([]string{"pid", "window_id"}, frame), d.setFrame},
-		{"clipboard_read", "Read the clipboard as text.", schema(nil, nil), d.clipboardRead},
-		{"clipboard_write", "Write text to the clipboard (this worker serves it until another client takes it).",
-			schema([]string{"text"}, map[string]prop{"text": boundedStr("Text.", x11.MaxClipboardBytes)}), d.clipboardWrite},
+		{"clipboard_read", "Report what the clipboard offers; with include_text, its text too.",
+			schema(nil, map[string]prop{"include_text": boolProp("Return the clipboard's text (default false: only the types on offer).")}), d.clipboardRead},
+		{"clipboard_write", "Write text, an image (image_path) or a file reference (file_path) to the clipboard; this worker serves it until another client takes it.",
+			schema(nil, map[string]prop{"text": boundedStr("Text.", x11.MaxClipboardBytes),
+				"image_path": strProp("Absolute path of a PNG or JPEG file whose image to place on the clipboard (at most 256000 bytes)."),
+				"file_path":  strProp("Absolute path of a file to place on the clipboard as a file reference (text/uri-list).")}), d.clipboardWrite},
 	}
 }
 
@@ -248,8 +255,8 @@ type frameArgs struct {
 	winArgs
 	X      *float64 `json:"x"`
 	Y      *float64 `json:"y"`
-	Width  *int     `json:"width"`
-	Height *int     `json:"height"`
+	Width  *float64 `json:"width"`
+	Height *float64 `json:"height"`
 }
 
 func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -273,10 +280,14 @@ func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, err
 		}
 	}
 	if a.Width != nil {
-		r.Width = *a.Width
+		if r.Width, err = coord("width", *a.Width); err != nil {
+			return nil, err
+		}
 	}
 	if a.Height != nil {
-		r.Height = *a.Height
+		if r.Height, err = coord("height", *a.Height); err != nil {
+			return nil, err
+		}
 	}
 	if r.Width < 1 || r.Height < 1 || r.Width > 32767 || r.Height > 32767 || r.X < -32768 || r.Y < -32768 || r.X > 32767 || r.Y > 32767 {
 		return nil, invalid("frame %dx%d+%d+%d is out of range", r.Width, r.Height, r.X, r.Y)
@@ -285,8 +296,15 @@ func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err != nil {
 		return nil, err
 	}
-	return result(fmt.Sprintf("window %d frame %dx%d+%d+%d (asked %dx%d+%d+%d) via %s", win.ID,
-		granted.Width, granted.Height, granted.X, granted.Y, r.Width, r.Height, r.X, r.Y, route), map[string]any{
+	// The frame read back is the evidence: what the window manager granted, which it may
+	// have adjusted (a minimum size, the screen edge): then only part of the request took.
+	act := tool.Action{Effect: tool.EffectConfirmed, Route: tool.RouteSystemAPI, Delivery: tool.Delivered(tool.DeliveryBackground, 1),
+		Evidence: []tool.Evidence{{Kind: tool.EvidenceWindowChange}}}
+	if granted != r {
+		act.Effect = tool.EffectPartial
+	}
+	return tool.ActionResult(fmt.Sprintf("window %d frame %dx%d+%d+%d (asked %dx%d+%d+%d) via %s", win.ID,
+		granted.Width, granted.Height, granted.X, granted.Y, r.Width, r.Height, r.X, r.Y, route), act, map[string]any{
 		"effect": "moved", "route": route, "verified": granted == r, "requested": r, "frame": granted, "window_id": win.ID,
 	}), nil
 }
@@ -296,8 +314,16 @@ type sessionArgs struct {
 	Session string `json:"session"`
 }
 
+// clipboardReadArgs are clipboard_read's arguments.
+type clipboardReadArgs struct {
+	// IncludeText returns the text itself; without it only the types on offer are
+	// reported (the contract's default).
+	IncludeText bool   `json:"include_text"`
+	Session     string `json:"session"`
+}
+
 func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a sessionArgs
+	var a clipboardReadArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
@@ -305,13 +331,39 @@ func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result
 	if err != nil {
 		return nil, err
 	}
-	return result(text, map[string]any{"text": text, "has_owner": owner, "route": "x11_selection"}), nil
+	types := []string{}
+	if owner {
+		types = append(types, "text/plain")
+	}
+	st := clipboardShape(types)
+	details := map[string]any{"has_owner": owner, "route": "x11_selection", "bytes": len(text)}
+	msg := fmt.Sprintf("the clipboard offers %d bytes of text; pass include_text to read it", len(text))
+	if !owner {
+		msg = "the clipboard is empty"
+	}
+	st["text"] = nil
+	if a.IncludeText {
+		st["text"] = text
+		msg = text
+	}
+	return &tool.Result{Content: []tool.Content{tool.Text(msg)}, Structured: st, Details: details}, nil
+}
+
+// clipboardShape is the part of the contract's clipboard results common to reads and
+// writes. Clipboard content is private to the person: cua-host's journal never records it
+// (the host keeps argument digests, not values), which is what the two flags say.
+func clipboardShape(types []string) map[string]any {
+	return map[string]any{"supported": true, "types": types, "privacy_sensitive": true, "content_redacted_from_telemetry": true}
 }
 
 // clipboardWriteArgs are clipboard_write's arguments.
 type clipboardWriteArgs struct {
-	Text    *string `json:"text"`
-	Session string  `json:"session"`
+	Text *string `json:"text"`
+	// ImagePath puts a PNG or JPEG file's image on the clipboard; FilePath a reference to
+	// a file (as a file manager's copy does). Exactly one of Text, ImagePath, FilePath.
+	ImagePath *string `json:"image_path"`
+	FilePath  *string `json:"file_path"`
+	Session   string  `json:"session"`
 }
 
 func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -319,8 +371,21 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	if a.Text == nil {
-		return nil, invalid("text is required")
+	given := 0
+	for _, p := range []*string{a.Text, a.ImagePath, a.FilePath} {
+		if p != nil {
+			given++
+		}
+	}
+	switch {
+	case given == 0:
+		return nil, invalid("one of text, image_path or file_path is required")
+	case given > 1:
+		return nil, invalid("give only one of text, image_path and file_path")
+	case a.ImagePath != nil:
+		return d.clipboardWriteImage(ctx, *a.ImagePath)
+	case a.FilePath != nil:
+		return d.clipboardWriteFile(ctx, *a.FilePath)
 	}
 	if len(*a.Text) > x11.MaxClipboardBytes {
 		return nil, invalid("text is %d bytes (at most %d)", len(*a.Text), x11.MaxClipboardBytes)
@@ -330,7 +395,78 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 	}
 	back, _, rerr := d.b.ClipboardRead(ctx)
 	ok := rerr == nil && back == *a.Text
-	return result(fmt.Sprintf("clipboard holds %d bytes", len(*a.Text)), map[string]any{
-		"effect": "written", "route": "x11_selection", "verified": ok, "bytes": len(*a.Text),
-	}), nil
+	st := clipboardShape([]string{"text/plain"})
+	st["written_type"] = "text/plain"
+	return &tool.Result{Content: []tool.Content{tool.Text(fmt.Sprintf("clipboard holds %d bytes", len(*a.Text)))}, Structured: st,
+		Details: map[string]any{"effect": "written", "route": "x11_selection", "verified": ok, "bytes": len(*a.Text)}}, nil
+}
+
+// clipboardWriteImage puts an image file on the clipboard, served as its own type.
+func (d *desk) clipboardWriteImage(ctx context.Context, path string) (*tool.Result, error) {
+	data, err := readClipboardFile("image_path", path, x11.MaxClipboardBytes)
+	if err != nil {
+		return nil, err
+	}
+	var mime string
+	switch {
+	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
+		mime = "image/png"
+	case bytes.HasPrefix(data, []byte{0xff, 0xd8, 0xff}):
+		mime = "image/jpeg"
+	default:
+		return nil, authz.Refuse(authz.CodeUnsupported, "image_path %s is neither a PNG nor a JPEG image", path)
+	}
+	if err := d.b.ClipboardWriteImage(ctx, data, mime); err != nil {
+		return nil, err
+	}
+	st := clipboardShape([]string{mime})
+	st["written_type"] = mime
+	return &tool.Result{Content: []tool.Content{tool.Text(fmt.Sprintf("clipboard holds a %d-byte %s image", len(data), mime))}, Structured: st,
+		Details: map[string]any{"route": "x11_selection", "bytes": len(data), "path": path}}, nil
+}
+
+// clipboardWriteFile puts a reference to a file on the clipboard (text/uri-list).
+func (d *desk) clipboardWriteFile(ctx context.Context, path string) (*tool.Result, error) {
+	if _, err := readClipboardFile("file_path", path, 0); err != nil {
+		return nil, err
+	}
+	if err := d.b.ClipboardWriteFile(ctx, path); err != nil {
+		return nil, err
+	}
+	st := clipboardShape([]string{"text/uri-list", "x-special/gnome-copied-files", "text/plain"})
+	st["written_type"] = "text/uri-list"
+	return &tool.Result{Content: []tool.Content{tool.Text("clipboard holds a reference to " + path)}, Structured: st,
+		Details: map[string]any{"route": "x11_selection", "path": path}}, nil
+}
+
+// readClipboardFile checks that path is an absolute, clean path of a regular file and
+// reads at most limit bytes of it (none for limit 0: only the checks). The authorizer
+// decided on the same path (a file read).
+func readClipboardFile(arg, path string, limit int) ([]byte, error) {
+	switch {
+	case !filepath.IsAbs(path):
+		return nil, invalid("%s %q is not an absolute path", arg, path)
+	case filepath.Clean(path) != path:
+		return nil, invalid("%s %q is not clean (write it as %q)", arg, path, filepath.Clean(path))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s: %v", arg, path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s is not a regular file", arg, path)
+	}
+	if limit == 0 {
+		return nil, nil
+	}
+	if st.Size() > int64(limit) {
+		return nil, authz.Refuse(authz.CodeUnsupported, "%s %s is %d bytes; the clipboard serves at most %d", arg, path, st.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", arg, path, err)
+	}
+	return data, nil
 }

@@ -50,7 +50,7 @@ func TestBackgroundClickOnCoveredTargetUsesAccessibility(t *testing.T) {
 	if err != nil {
 		t.Fatalf("click on the covered OK: %v", err)
 	}
-	res := structured(t, r)
+	res := details(t, r)
 	if res["route"] != "atspi_action" || res["delivery"] != "background" || res["role"] != "push button" {
 		t.Fatalf("click = %v", res)
 	}
@@ -110,7 +110,7 @@ func TestBackgroundTypingWithoutDevicesUsesAccessibility(t *testing.T) {
 	if err != nil {
 		t.Fatalf("type_text: %v", err)
 	}
-	res := structured(t, r)
+	res := details(t, r)
 	if res["route"] != "atspi_editable_text" || res["verified"] != true {
 		t.Fatalf("type_text = %v", res)
 	}
@@ -165,7 +165,7 @@ func TestBackgroundOnOwnDisplay(t *testing.T) {
 		if err != nil {
 			t.Fatalf("click %q: %v", tc.mode, err)
 		}
-		if res := structured(t, r); res["route"] != tc.route || res["delivery"] != tc.delivery {
+		if res := details(t, r); res["route"] != tc.route || res["delivery"] != tc.delivery {
 			t.Errorf("click with delivery_mode %q = route %v delivery %v, want %s %s", tc.mode, res["route"], res["delivery"], tc.route, tc.delivery)
 		}
 		evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) > 0 })

@@ -33,6 +33,8 @@ var argTypes = []func() any{
 	func() any { return new(hotkeyArgs) },
 	func() any { return new(dragArgs) },
 	func() any { return new(scrollArgs) },
+	func() any { return new(verifyArgs) },
+	func() any { return new(menuArgs) },
 	func() any { return new(struct{}) },
 }
 
@@ -59,6 +61,8 @@ var decodeSeeds = []string{
 	`{"session":null,"pid":null,"x":null}`, `{"pid":[1]}`, `{"pid":{"a":1}}`, `{"Pid":1}`,
 	`{"pi\u212Ad":1}`, `{"targetArgs":{}}`, `{"zz":1,"aa":2}`, `{"x":"1","y":true,"pid":"p"}`,
 	`{"text":"\ud800"}`, `{"text":"a\u0000b"}`, `{"urls":["a",null,"b"]}`,
+	`{"expect":[{"window":{"exists":true}}],"timeout_ms":0,"stable_samples":1}`, `{"expect":null}`,
+	`{"path":["File","Save As…"]}`, `{"path":["a",null]}`, `{"path":"File"}`, `{"include_screenshot":null}`,
 }
 
 // FuzzDecodeMatchesJSON: for every handler's argument struct, Call.Decode from the

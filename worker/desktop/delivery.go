@@ -51,6 +51,9 @@ type delivery struct {
 	// personFocus, for background keyboard input on a shared display, is the person's
 	// focus before the call (see watchClose).
 	personFocus *x11.Focus
+	// session and tool are the call's (for the session's agent cursor).
+	session *tool.Session
+	tool    string
 }
 
 // background reports whether input goes through the session's own devices.
@@ -59,8 +62,10 @@ func (dl *delivery) background() bool { return dl.dev.Seat() != nil }
 // deliveryFor chooses the delivery of one call from its delivery_mode and the display.
 func (d *desk) deliveryFor(ctx context.Context, call *tool.Call, asked string) (*delivery, error) {
 	owned := call.Session == nil || call.Session.OwnsDisplay
-	core := &delivery{mode: deliveryForeground, route: routeCore, dev: d.b.Core(), shared: !owned}
+	core := &delivery{mode: deliveryForeground, route: routeCore, dev: d.b.Core(), shared: !owned, session: call.Session, tool: call.Name}
 	switch {
+	case asked == deliveryForeground && !owned && call.Session != nil && !d.foreground.allowed(call.Session, callWindow(call), time.Now()):
+		return nil, foregroundRequired(callWindow(call))
 	case asked == deliveryForeground, asked == "" && owned:
 		return core, nil
 	case call.Session == nil:
@@ -79,7 +84,7 @@ func (d *desk) deliveryFor(ctx context.Context, call *tool.Call, asked string) (
 			"this X server cannot give the session input devices of its own (%v); nothing was sent. "+
 				"Use an element action (AT-SPI), or delivery_mode \"foreground\", which moves the person's pointer and keyboard focus", err)
 	}
-	return &delivery{mode: deliveryBackground, route: routeSeat, dev: seat.Devices(), shared: !owned}, nil
+	return &delivery{mode: deliveryBackground, route: routeSeat, dev: seat.Devices(), shared: !owned, session: call.Session, tool: call.Name}, nil
 }
 
 // ready prepares delivery to win (nil: desktop scope or wherever the focus is) before the

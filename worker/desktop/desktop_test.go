@@ -1,11 +1,16 @@
 package desktop_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +58,18 @@ func call(t *testing.T, reg *tool.Registry, name string, args any) (*tool.Result
 
 func structured(t *testing.T, r *tool.Result) map[string]any {
 	t.Helper()
-	b, err := json.Marshal(r.Structured)
+	return asObject(t, r.Structured)
+}
+
+// details returns a result's details (what the tool reports beyond its contract shape).
+func details(t *testing.T, r *tool.Result) map[string]any {
+	t.Helper()
+	return asObject(t, r.Details)
+}
+
+func asObject(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +200,20 @@ func TestClickThroughTool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("double_click: %v", err)
 	}
-	st := structured(t, r)
+	st := details(t, r)
 	if st["route"] != "xtest" || st["verified"] != true {
-		t.Errorf("structured = %v, want route xtest verified", st)
+		t.Errorf("details = %v, want route xtest verified", st)
+	}
+	// The contract shape: closed, the route by the contract's name, two clicks delivered.
+	c := structured(t, r)
+	dl, _ := c["delivery"].(map[string]any)
+	if c["effect"] != "unverifiable" || c["route"] != "global_input" || dl["delivered_count"] != float64(2) || len(c) > 5 {
+		t.Errorf("structured = %v, want effect unverifiable, route global_input, 2 delivered, nothing else", c)
+	}
+	for k := range c {
+		if k != "effect" && k != "route" && k != "delivery" && k != "evidence" && k != "escalation" {
+			t.Errorf("structured has %q, outside the contract's action shape", k)
+		}
 	}
 	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) == 2 })
 	for _, e := range harness.Filter(evs, "button_press", "button_release") {
@@ -266,7 +293,7 @@ func TestAppsAndClipboardTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := structured(t, r); st["verified"] != true {
+	if st := details(t, r); st["verified"] != true {
 		t.Logf("set_window_frame not exact (xterm snaps to its character grid): %v", st)
 	}
 	if r, err = call(t, reg, "bring_to_front", map[string]any{"pid": pid, "window_id": wid}); err != nil || structured(t, r)["verified"] != true {
@@ -278,13 +305,13 @@ func TestAppsAndClipboardTools(t *testing.T) {
 	if r, err = call(t, reg, "kill_app", map[string]any{"pid": pid}); err != nil || structured(t, r)["verified"] != true {
 		t.Errorf("kill_app = %v, %v", r, err)
 	}
-	if r, err = call(t, reg, "clipboard_write", map[string]any{"text": "über"}); err != nil || structured(t, r)["verified"] != true {
+	if r, err = call(t, reg, "clipboard_write", map[string]any{"text": "über"}); err != nil || details(t, r)["verified"] != true {
 		t.Errorf("clipboard_write = %v, %v", r, err)
 	}
 	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-o"); got != "über" {
 		t.Errorf("xclip -o = %q", got)
 	}
-	if r, err = call(t, reg, "clipboard_read", map[string]any{}); err != nil || r.Content[0].Text != "über" {
+	if r, err = call(t, reg, "clipboard_read", map[string]any{"include_text": true}); err != nil || r.Content[0].Text != "über" {
 		t.Errorf("clipboard_read = %v, %v", r, err)
 	}
 	if caps := reg.Capabilities(); len(caps) < 5 || !caps[0].Available || !caps[4].Available {
@@ -310,4 +337,65 @@ func ownSession(label, mode string) *tool.Session {
 	s := tool.NewSession(label, mode)
 	s.OwnsDisplay = true
 	return s
+}
+
+// TestClipboardWriteImageAndFile: an image file and a file reference reach the clipboard
+// as other clients read it (xclip, by target); malformed and unsafe paths are refused
+// before the clipboard changes.
+func TestClipboardWriteImageAndFile(t *testing.T) {
+	reg, _ := setup(t)
+	dir := t.TempDir()
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{R: 200, A: 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	pngPath := filepath.Join(dir, "dot.png")
+	if err := os.WriteFile(pngPath, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := call(t, reg, "clipboard_write", map[string]any{"image_path": pngPath})
+	if err != nil {
+		t.Fatalf("clipboard_write image_path: %v", err)
+	}
+	if st := structured(t, r); st["written_type"] != "image/png" || st["supported"] != true {
+		t.Errorf("structured = %v", st)
+	}
+	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "image/png", "-o"); got != buf.String() {
+		t.Errorf("xclip -t image/png read %d bytes, want the file's %d", len(got), buf.Len())
+	}
+
+	textPath := filepath.Join(dir, "notes with space.txt")
+	if err := os.WriteFile(textPath, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(t, reg, "clipboard_write", map[string]any{"file_path": textPath}); err != nil {
+		t.Fatalf("clipboard_write file_path: %v", err)
+	}
+	want := "file://" + strings.ReplaceAll(textPath, " ", "%20") + "\r\n"
+	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "text/uri-list", "-o"); got != want {
+		t.Errorf("xclip -t text/uri-list = %q, want %q", got, want)
+	}
+
+	link := filepath.Join(dir, "link.png")
+	if err := os.Symlink(pngPath, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []map[string]any{
+		{"image_path": "dot.png"},
+		{"image_path": dir + "/../dot.png"},
+		{"image_path": link},
+		{"image_path": textPath},
+		{"image_path": dir},
+		{"text": "a", "file_path": textPath},
+		{},
+	} {
+		if _, err := call(t, reg, "clipboard_write", args); err == nil {
+			t.Errorf("clipboard_write %v succeeded", args)
+		}
+	}
+	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "text/uri-list", "-o"); got != want {
+		t.Errorf("after the refusals the clipboard holds %q, want the file reference still", got)
+	}
 }

@@ -12,6 +12,14 @@
 // through AT-SPI when the element offers a route, without moving the pointer or the
 // focus, and falls back to pointer input at the element's centre otherwise.
 //
+// verify_state samples one window (its existence and frame, and its accessible elements)
+// every 100 ms until its predicates hold for stable_samples samples in a row or its wait
+// ends; an unmet verification is a result (unsatisfied or unknown), not an error, and its
+// walks never replace the session's snapshots. invoke_menu resolves a menu path in the
+// window's menu bar one level at a time, as the application reports it at that moment, and
+// invokes the last item through AT-SPI only: a path that does not fit is refused naming the
+// segment, with the menus it opened closed again.
+//
 // Captures of a window (zoom, get_window_state's screenshot) show only the window's own
 // process and the processes the calling session launched; windows of everyone else that
 // cover it are painted grey, in every mode, and the result says how much was masked.

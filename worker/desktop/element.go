@@ -128,18 +128,25 @@ func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Sn
 }
 
 // pointerResult reports input delivered at an element through devices (kind "pointer" or
-// "keyboard": the route is the delivery's route with it, "xtest_pointer").
-func pointerResult(dl *delivery, effect string, verified bool, ev map[string]any, snap *atspi.Snapshot, el *atspi.Element, p x11.Point, kind string) *tool.Result {
-	route := dl.route + "_" + kind
-	st := map[string]any{
-		"effect": effect, "route": route, "delivery": dl.mode, "verified": verified, "evidence": ev,
+// "keyboard": the details' route is the delivery's route with it, "xtest_pointer").
+// verified is whether the pointer was read back where the input had to land (always false
+// for keyboard input, which nothing reads back).
+func pointerResult(dl *delivery, text string, verified bool, delivered int, ev map[string]any, snap *atspi.Snapshot, el *atspi.Element, p x11.Point, kind string) *tool.Result {
+	extra := map[string]any{
 		"element_token": el.Token, "element_index": el.Index, "snapshot_id": snap.ID, "role": el.Role,
 		"window_id": snap.Window.ID, "pid": snap.Window.PID, "x": p.X, "y": p.Y,
 	}
 	if el.Name != "" {
-		st["name"] = el.Name
+		extra["name"] = el.Name
 	}
-	return tool.TextResult(fmt.Sprintf("%s (route %s, verified %v)", effect, route, verified), st)
+	var res *tool.Result
+	if kind == "keyboard" {
+		res = keyResult(dl, text, delivered, ev, extra)
+	} else {
+		res = deviceResult(dl, text, inputEffect, delivered, verified, ev, extra)
+	}
+	res.Details.(map[string]any)["route"] = dl.route + "_" + kind
+	return res
 }
 
 // press maps a click to an accessibility press, or 0 when only pointer input can do it.
@@ -200,7 +207,7 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 	settleClick(ctx, dl)
 	ok := d.verifyPointer(ctx, dl, p, win, ev)
 	dl.finish(ctx, ev)
-	return pointerResult(dl, fmt.Sprintf("clicked %s ×%d at the centre (%d,%d) of %s [%d]", btn, count, p.X, p.Y, el.Role, el.Index), ok, ev, snap, el, p, "pointer"), nil
+	return pointerResult(dl, fmt.Sprintf("clicked %s ×%d at the centre (%d,%d) of %s [%d]", btn, count, p.X, p.Y, el.Role, el.Index), ok, count, ev, snap, el, p, "pointer"), nil
 }
 
 // typeElement types into an element: appended through EditableText when it is editable
@@ -244,7 +251,7 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 	}
 	ev["stats"] = st
 	dl.finish(ctx, ev)
-	return pointerResult(dl, fmt.Sprintf("clicked %s [%d] and typed %d characters", el.Role, el.Index, st.Runes), false, ev, snap, el, p, "keyboard"), nil
+	return pointerResult(dl, fmt.Sprintf("clicked %s [%d] and typed %d characters", el.Role, el.Index, st.Runes), false, st.Runes, ev, snap, el, p, "keyboard"), nil
 }
 
 // scrollElement scrolls an element into view through the toolkit when no direction is
@@ -284,5 +291,5 @@ func (d *desk) scrollElement(ctx context.Context, call *tool.Call, t targetArgs,
 	}
 	ok := d.verifyPointer(ctx, dl, p, win, ev)
 	dl.finish(ctx, ev)
-	return pointerResult(dl, fmt.Sprintf("scrolled %s %d notches over %s [%d]", dir, notches, el.Role, el.Index), ok, ev, snap, el, p, "pointer"), nil
+	return pointerResult(dl, fmt.Sprintf("scrolled %s %d notches over %s [%d]", dir, notches, el.Role, el.Index), ok, notches, ev, snap, el, p, "pointer"), nil
 }

@@ -17,8 +17,9 @@ const MaxTextRunes = 20000
 func (d *desk) keyboardSpecs() []spec {
 	text := targetProps(elementProps(map[string]prop{"text": boundedStr("Text to type, any Unicode; newline is Return, tab is Tab.", MaxTextRunes*4)}))
 	press := targetProps(map[string]prop{
-		"key":      strProp(`Key name ("Return", "F5", "Page_Down", "a") or a combination ("ctrl+shift+t").`),
-		"modifier": modifierProp,
+		"key":       strProp(`Key name ("Return", "F5", "Page_Down", "a") or a combination ("ctrl+shift+t").`),
+		"modifier":  modifierProp,
+		"modifiers": modifierProp,
 	})
 	hot := targetProps(map[string]prop{"keys": prop{"type": "array", "items": prop{"type": "string"}, "minItems": 2, "maxItems": 8,
 		"description": `Keys pressed together, modifiers first: ["ctrl", "shift", "t"].`}})
@@ -102,7 +103,7 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	ev["stats"] = st
 	dl.finish(ctx, ev)
 	d.watchClose(dl, win)
-	return actionResult(dl, fmt.Sprintf("typed %d characters", st.Runes), false, ev, map[string]any{"chars": st.Runes}), nil
+	return keyResult(dl, fmt.Sprintf("typed %d characters", st.Runes), st.Runes, ev, map[string]any{"chars": st.Runes}), nil
 }
 
 // checkText refuses text TypeText would refuse, before anything happens.
@@ -126,6 +127,8 @@ type pressKeyArgs struct {
 	targetArgs
 	Key      string   `json:"key"`
 	Modifier []string `json:"modifier"`
+	// Modifiers is the reference contract's name for Modifier; both may be given.
+	Modifiers []string `json:"modifiers"`
 }
 
 func (d *desk) pressKey(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -133,11 +136,12 @@ func (d *desk) pressKey(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	combo, err := keyCombo(a.Key, a.Modifier)
+	mods := append(append([]string{}, a.Modifier...), a.Modifiers...)
+	combo, err := keyCombo(a.Key, mods)
 	if err != nil {
 		return nil, err
 	}
-	return d.pressCombo(ctx, call, a.targetArgs, combo, strings.Join(append(append([]string{}, a.Modifier...), a.Key), "+"))
+	return d.pressCombo(ctx, call, a.targetArgs, combo, strings.Join(append(mods, a.Key), "+"))
 }
 
 // keyCombo parses press_key's key (itself possibly "ctrl+t") plus modifiers.
@@ -199,5 +203,5 @@ func (d *desk) pressCombo(ctx context.Context, call *tool.Call, t targetArgs, co
 	}
 	dl.finish(ctx, ev)
 	d.watchClose(dl, win)
-	return actionResult(dl, "pressed "+label, false, ev, map[string]any{"keys": label}), nil
+	return keyResult(dl, "pressed "+label, 1, ev, map[string]any{"keys": label}), nil
 }

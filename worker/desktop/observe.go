@@ -16,7 +16,8 @@ func (d *desk) observeSpecs() []spec {
 		"format":        enumProp("Image format (default png).", "png", "jpeg"),
 		"quality":       intProp("JPEG quality (default 80).", 1, 100),
 	}
-	desktopProps := map[string]prop{"include_windows": boolProp("Also list the windows (default true).")}
+	desktopProps := map[string]prop{"include_windows": boolProp("Also list the windows (default true)."),
+		"screenshot_out_file": outFileProp}
 	for k, v := range captureProps {
 		desktopProps[k] = v
 	}
@@ -124,7 +125,8 @@ func (d *desk) cursorPosition(ctx context.Context, call *tool.Call) (*tool.Resul
 	if err != nil {
 		return nil, refusal(err)
 	}
-	return result(fmt.Sprintf("(%d, %d), the %s pointer", p.X, p.Y, which), map[string]any{"x": p.X, "y": p.Y, "pointer": which}), nil
+	return result(fmt.Sprintf("(%d, %d), the %s pointer", p.X, p.Y, which),
+		map[string]any{"x": p.X, "y": p.Y, "pointer": which, "available": true, "source": "x11_" + which}), nil
 }
 
 type captureArgs struct {
@@ -158,7 +160,9 @@ func (c captureArgs) options() (x11.CaptureOptions, error) {
 	return o, nil
 }
 
-func imageResult(text string, img *x11.Image, extra map[string]any) *tool.Result {
+// imageResult returns a capture: the image as content, or, with outFile, written there
+// instead (screenshot_file_path says where).
+func imageResult(text string, img *x11.Image, outFile string, extra map[string]any) (*tool.Result, error) {
 	st := map[string]any{
 		"width": img.Width, "height": img.Height, "scale": img.Scale,
 		"source": img.Source, "mime_type": img.MIMEType, "capture_route": img.Route,
@@ -166,7 +170,14 @@ func imageResult(text string, img *x11.Image, extra map[string]any) *tool.Result
 	for k, v := range extra {
 		st[k] = v
 	}
-	return &tool.Result{Content: []tool.Content{tool.Text(text), tool.Image(img.Data, img.MIMEType)}, Structured: st}
+	if outFile != "" {
+		if err := writeOutFile(outFile, img.Data); err != nil {
+			return nil, err
+		}
+		st["screenshot_file_path"] = outFile
+		return &tool.Result{Content: []tool.Content{tool.Text(text + "; written to " + outFile)}, Structured: st}, nil
+	}
+	return &tool.Result{Content: []tool.Content{tool.Text(text), tool.Image(img.Data, img.MIMEType)}, Structured: st}, nil
 }
 
 // desktopState captures the whole display: it is whole-display observation, which needs
@@ -176,8 +187,9 @@ func imageResult(text string, img *x11.Image, extra map[string]any) *tool.Result
 // desktopStateArgs are get_desktop_state's arguments.
 type desktopStateArgs struct {
 	captureArgs
-	IncludeWindows *bool  `json:"include_windows"`
-	Session        string `json:"session"`
+	IncludeWindows    *bool   `json:"include_windows"`
+	ScreenshotOutFile *string `json:"screenshot_out_file"`
+	Session           string  `json:"session"`
 }
 
 func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -189,6 +201,10 @@ func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result,
 	if err != nil {
 		return nil, err
 	}
+	outFile, err := outFilePath(a.ScreenshotOutFile)
+	if err != nil {
+		return nil, err
+	}
 	if call.Protected != nil {
 		opts.Hide = func(pid int, _ uint32) bool { return call.Protected(pid) }
 	}
@@ -196,7 +212,12 @@ func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result,
 	if err != nil {
 		return nil, refusal(err)
 	}
-	extra := map[string]any{}
+	// The contract's fields: the display, the screen and the screenshot's sizes. X11 has no
+	// display scale factor; the screenshot's own downscale is "scale".
+	extra := map[string]any{
+		"platform": "linux", "display": d.b.Display(), "screen_width": img.Source.Width, "screen_height": img.Source.Height,
+		"scale_factor": 1, "screenshot_width": img.Width, "screenshot_height": img.Height, "screenshot_mime_type": img.MIMEType,
+	}
 	text := fmt.Sprintf("desktop %dx%d captured as %dx%d (scale %.4g)", img.Source.Width, img.Source.Height, img.Width, img.Height, img.Scale)
 	if m := img.Masked; m != nil && m.Pixels > 0 {
 		extra["masked"] = map[string]any{"windows": m.Windows, "rects": len(m.Rects), "pixels": m.Pixels, "color": "#808080"}
@@ -209,7 +230,7 @@ func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result,
 			text += fmt.Sprintf("; %d windows", len(wins))
 		}
 	}
-	return imageResult(text, img, extra), nil
+	return imageResult(text, img, outFile, extra)
 }
 
 // zoomArgs are zoom's arguments.
@@ -256,7 +277,7 @@ func (d *desk) zoom(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 		return nil, refusal(err)
 	}
 	text := fmt.Sprintf("window %d region %dx%d+%d+%d at full resolution", wid, r.Width, r.Height, r.X, r.Y) + maskedText(img)
-	return imageResult(text, img, map[string]any{"window_id": wid, "pid": pid, "region": r, "masked": maskedInfo(img)}), nil
+	return imageResult(text, img, "", map[string]any{"window_id": wid, "pid": pid, "region": r, "masked": maskedInfo(img)})
 }
 
 // mayShow decides which windows stacked above win a capture of win may show: those of

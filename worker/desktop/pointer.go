@@ -116,6 +116,7 @@ func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, 
 		return false
 	}
 	evidence["pointer"] = p
+	d.followCursor(ctx, dl, p)
 	ok := p == want
 	if win != nil {
 		if at, err := d.b.WindowAt(ctx, p); err == nil {
@@ -124,14 +125,6 @@ func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, 
 		}
 	}
 	return ok
-}
-
-func actionResult(dl *delivery, effect string, verified bool, evidence map[string]any, extra map[string]any) *tool.Result {
-	st := map[string]any{"effect": effect, "route": dl.route, "delivery": dl.mode, "verified": verified, "evidence": evidence}
-	for k, v := range extra {
-		st[k] = v
-	}
-	return result(fmt.Sprintf("%s (route %s, %s, verified %v)", effect, dl.route, dl.mode, verified), st)
 }
 
 func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
@@ -183,7 +176,7 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		settleClick(ctx, dl)
 		ok := d.verifyPointer(ctx, dl, p, win, ev)
 		dl.finish(ctx, ev)
-		return actionResult(dl, fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), ok, ev,
+		return deviceResult(dl, fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), inputEffect, count, ok, ev,
 			map[string]any{"x": p.X, "y": p.Y, "button": btn.String(), "count": count}), nil
 	}
 }
@@ -206,7 +199,11 @@ func (d *desk) moveCursor(ctx context.Context, call *tool.Call) (*tool.Result, e
 		return nil, err
 	}
 	ok := d.verifyPointer(ctx, dl, p, win, ev)
-	return actionResult(dl, fmt.Sprintf("moved pointer to (%d,%d)", p.X, p.Y), ok, ev, map[string]any{"x": p.X, "y": p.Y}), nil
+	effect := tool.EffectConfirmed // the pointer position is the effect, and it was read back
+	if !ok {
+		effect = tool.EffectSuspectedNoop
+	}
+	return deviceResult(dl, fmt.Sprintf("moved pointer to (%d,%d)", p.X, p.Y), effect, 1, ok, ev, map[string]any{"x": p.X, "y": p.Y}), nil
 }
 
 func (d *desk) buttonTool(down bool) tool.Handler {
@@ -271,7 +268,7 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 		if !down {
 			effect = "released"
 		}
-		return actionResult(dl, fmt.Sprintf("%s %s at (%d,%d)", effect, btn, p.X, p.Y), ok, ev,
+		return deviceResult(dl, fmt.Sprintf("%s %s at (%d,%d)", effect, btn, p.X, p.Y), inputEffect, 1, ok, ev,
 			map[string]any{"x": p.X, "y": p.Y, "button": btn.String()}), nil
 	}
 }
@@ -326,7 +323,7 @@ func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 	}
 	ok := d.verifyPointer(ctx, dl, to, win, ev)
 	dl.finish(ctx, ev)
-	return actionResult(dl, fmt.Sprintf("dragged %s from (%d,%d) to (%d,%d)", btn, from.X, from.Y, to.X, to.Y), ok, ev,
+	return deviceResult(dl, fmt.Sprintf("dragged %s from (%d,%d) to (%d,%d)", btn, from.X, from.Y, to.X, to.Y), inputEffect, 1, ok, ev,
 		map[string]any{"from": from, "to": to, "steps": steps, "duration_ms": dur}), nil
 }
 
@@ -391,7 +388,7 @@ func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error
 	}
 	ok := d.verifyPointer(ctx, dl, p, win, ev)
 	dl.finish(ctx, ev)
-	return actionResult(dl, fmt.Sprintf("scrolled %s %d notches at (%d,%d)", a.Direction, notches, p.X, p.Y), ok, ev,
+	return deviceResult(dl, fmt.Sprintf("scrolled %s %d notches at (%d,%d)", a.Direction, notches, p.X, p.Y), inputEffect, notches, ok, ev,
 		map[string]any{"x": p.X, "y": p.Y, "direction": a.Direction, "notches": notches}), nil
 }
 

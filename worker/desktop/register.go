@@ -37,6 +37,9 @@ type desk struct {
 	sessions *sessionStore // element snapshots per session
 	seats    *seatStore    // input devices per session
 	closing  closeWatches  // windows watched after background keys (watchClose)
+	cursors  *cursorStore  // agent cursors per session
+	// foreground keeps foreground delivery on a shared display for retries (foreground.go).
+	foreground *foregroundGate
 }
 
 // spec is one tool before registration. Its MCP annotations come from the inventory
@@ -56,7 +59,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore()}
+	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore(), cursors: newCursorStore(), foreground: newForegroundGate()}
 	if opts.NoSessionDevices {
 		d.seats.unusable = fmt.Errorf("%w: session input devices are turned off", x11.ErrUnsupported)
 	}
@@ -71,7 +74,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 		reg.OnRelease(b.ReleaseAll)
 	}
 	for _, s := range d.specs() {
-		h := s.handler
+		h := d.foreground.observed(s.handler)
 		if b == nil {
 			h = unavailable(opts.Unavailable)
 		}
@@ -135,7 +138,11 @@ func Annotations(name string) tool.Annotations {
 }
 
 func (d *desk) specs() []spec {
-	return append(append(append(append(d.observeSpecs(), d.a11ySpecs()...), d.pointerSpecs()...), d.keyboardSpecs()...), d.appSpecs()...)
+	var all []spec
+	for _, group := range [][]spec{d.observeSpecs(), d.a11ySpecs(), d.verifySpecs(), d.pointerSpecs(), d.keyboardSpecs(), d.menuSpecs(), d.appSpecs(), d.cursorSpecs()} {
+		all = append(all, group...)
+	}
+	return all
 }
 
 // result builds a result with text and a structured object.

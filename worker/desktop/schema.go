@@ -39,6 +39,15 @@ var (
 	buttonProp   = enumProp("Mouse button (default left).", "left", "right", "middle")
 	xProp        = numProp("X coordinate: window-relative when pid/window_id are given, else a desktop coordinate (needs scope \"desktop\").")
 	yProp        = numProp("Y coordinate, like x.")
+	// targetProp is the reference contract's target object, an alternative to pid and
+	// window_id (a window) or scope "desktop" (the primary display).
+	targetProp = prop{"description": `The target as an object: {"kind":"window","pid":P,"window_id":W} (same as pid and window_id) or {"kind":"desktop","display_id":"primary"} (same as scope "desktop"), or null. Not combined with contradicting pid, window_id or scope.`,
+		"anyOf": []any{
+			prop{"type": "object", "properties": prop{"kind": prop{"const": "window"}, "pid": prop{"type": "integer", "minimum": 0}, "window_id": prop{"type": "integer", "minimum": 0}}, "required": []string{"kind", "pid", "window_id"}},
+			prop{"type": "object", "properties": prop{"kind": prop{"const": "desktop"}, "display_id": prop{"type": "string"}}, "required": []string{"kind", "display_id"}},
+			prop{"type": "null"},
+		}}
+	outFileProp = strProp("Write the image to this absolute path (a new file replacing what is there) instead of returning it as image content. The path must be one the session may write.")
 )
 
 // schema returns an object schema that rejects unknown properties. session is always allowed.
@@ -60,7 +69,7 @@ func schema(required []string, props map[string]prop) json.RawMessage {
 
 // targetProps are the properties of a window target with window-relative coordinates.
 func targetProps(extra map[string]prop) map[string]prop {
-	p := map[string]prop{"pid": pidProp, "window_id": windowProp, "scope": scopeProp, "delivery_mode": deliveryProp}
+	p := map[string]prop{"pid": pidProp, "window_id": windowProp, "scope": scopeProp, "delivery_mode": deliveryProp, "target": targetProp}
 	for k, v := range extra {
 		p[k] = v
 	}

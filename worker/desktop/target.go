@@ -3,6 +3,7 @@ package desktop
 import (
 	"context"
 	"fmt"
+	"github.com/cua-host/cua-host/authz"
 	"math"
 
 	"github.com/cua-host/cua-host/x11"
@@ -15,6 +16,9 @@ type targetArgs struct {
 	Scope    string  `json:"scope"`
 	Delivery string  `json:"delivery_mode"`
 	Session  string  `json:"session"`
+	// Target is the reference contract's target object; the authorizer has already
+	// written it into PID, WindowID or Scope (authz.NormalizeTarget).
+	Target any `json:"target"`
 }
 
 // check validates the combination without touching the display.
@@ -42,7 +46,7 @@ func (t targetArgs) check() error {
 }
 
 // resolve returns the targeted window, nil for desktop scope. A pid alone picks that
-// process's top-most window. The pid must own the window, else window_not_found.
+// process's top-most window. The pid must own the window, else window_target_not_found.
 //
 // known is the window the authorizer resolved and decided on for this call
 // (tool.Call.Window), or nil: when it is the window t names, it is the answer and the
@@ -106,7 +110,7 @@ func toRoot(win *x11.Window, scope string, screenW, screenH int, xv, yv *float64
 	}
 	if win == nil {
 		if scope != "desktop" {
-			return x11.Point{}, invalid("desktop_coordinate_scope_required: x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" to confirm, or target a window")
+			return x11.Point{}, authz.Refuse(authz.CodeDesktopCoordinateScopeRequired, "x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" (or target {\"kind\":\"desktop\",\"display_id\":\"primary\"}) to confirm, or target a window")
 		}
 		if x < 0 || y < 0 || x >= screenW || y >= screenH {
 			return x11.Point{}, invalid("(%d,%d) is outside the %dx%d screen", x, y, screenW, screenH)

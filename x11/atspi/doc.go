@@ -2,7 +2,9 @@
 // (org.a11y.Bus.GetAddress on the D-Bus session bus, on first use), finds the accessible
 // window that matches an X window, walks its tree within bounds on elements, depth and
 // time, and acts on elements through the toolkit (Action.DoAction, EditableText,
-// Value, Component.ScrollTo) without moving the pointer or changing the focus.
+// Value, Component.ScrollTo) without moving the pointer or changing the focus. InvokeMenu
+// walks a window's menu bar one level at a time, opening each submenu and looking for the
+// next segment among the entries that appear.
 //
 // A walk yields an immutable Snapshot whose elements carry tokens ("s1a2b3c4d:3"); a
 // Snapshots set keeps one session's snapshots, so that a token from an older snapshot of

@@ -35,3 +35,14 @@ var (
 	// ErrOutOfRange means a value lies outside the element's minimum and maximum.
 	ErrOutOfRange = errors.New("atspi: value out of range")
 )
+
+// Menu errors.
+var (
+	// ErrMenuPath means a segment of a menu path could not be resolved (*MenuError says
+	// which and why).
+	ErrMenuPath = errors.New("atspi: menu path not resolved")
+	// ErrNoMenuBar means the window's accessible tree has no menu bar.
+	ErrNoMenuBar = errors.New("atspi: no menu bar")
+	// ErrInvalidMenuPath means a menu path is empty, too long or has an empty segment.
+	ErrInvalidMenuPath = errors.New("atspi: invalid menu path")
+)

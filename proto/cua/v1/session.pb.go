@@ -453,7 +453,11 @@ type ToolResult struct {
 	Refusal *Refusal   `protobuf:"bytes,3,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	Content []*Content `protobuf:"bytes,4,rep,name=content,proto3" json:"content,omitempty"`
 	// structured is a JSON object, or empty.
-	Structured    []byte `protobuf:"bytes,5,opt,name=structured,proto3" json:"structured,omitempty"`
+	Structured []byte `protobuf:"bytes,5,opt,name=structured,proto3" json:"structured,omitempty"`
+	// details is the tool's own account of the call beyond structured (what it read back,
+	// the devices and windows involved): a JSON object, or empty. structured may follow a
+	// closed contract shape; details never does.
+	Details       []byte `protobuf:"bytes,6,opt,name=details,proto3" json:"details,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -519,6 +523,13 @@ func (x *ToolResult) GetContent() []*Content {
 func (x *ToolResult) GetStructured() []byte {
 	if x != nil {
 		return x.Structured
+	}
+	return nil
+}
+
+func (x *ToolResult) GetDetails() []byte {
+	if x != nil {
+		return x.Details
 	}
 	return nil
 }
@@ -747,7 +758,7 @@ const file_cua_v1_session_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
 	"\finput_schema\x18\x03 \x01(\fR\vinputSchema\x12 \n" +
-	"\vannotations\x18\x04 \x01(\fR\vannotations\"\xc8\x01\n" +
+	"\vannotations\x18\x04 \x01(\fR\vannotations\"\xe2\x01\n" +
 	"\n" +
 	"ToolResult\x12)\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x0f.cua.v1.OutcomeR\aoutcome\x12\x19\n" +
@@ -756,7 +767,8 @@ const file_cua_v1_session_proto_rawDesc = "" +
 	"\acontent\x18\x04 \x03(\v2\x0f.cua.v1.ContentR\acontent\x12\x1e\n" +
 	"\n" +
 	"structured\x18\x05 \x01(\fR\n" +
-	"structured\"7\n" +
+	"structured\x12\x18\n" +
+	"\adetails\x18\x06 \x01(\fR\adetails\"7\n" +
 	"\aRefusal\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"N\n" +

@@ -1,0 +1,101 @@
+package desktop
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
+)
+
+// ForegroundRetryWindow is how long after a background attempt on a window failed (refused
+// with background_unavailable, or delivered with an unconfirmed effect that suggests the
+// foreground) a foreground retry on that window is allowed on a shared display.
+const ForegroundRetryWindow = 2 * time.Minute
+
+// foregroundGate keeps foreground delivery on a display shared with a person for the
+// retries that need it. Foreground delivery takes the person's pointer and keyboard focus
+// (and gives them back after): asked for first, it would take them for input that the
+// session's own devices could have delivered. Like the reference driver, cua-host refuses
+// it with foreground_required unless a background attempt on the same target failed
+// recently. On a display the session owns there is nobody to take anything from, and the
+// gate does not apply.
+type foregroundGate struct {
+	mu     sync.Mutex
+	failed map[*tool.Session]map[uint32]time.Time
+}
+
+func newForegroundGate() *foregroundGate {
+	return &foregroundGate{failed: map[*tool.Session]map[uint32]time.Time{}}
+}
+
+// record notes that background delivery to win (0: no window, desktop coordinates or the
+// focus) failed for s at now.
+func (g *foregroundGate) record(s *tool.Session, win uint32, now time.Time) {
+	if s == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m := g.failed[s]
+	if m == nil {
+		m = map[uint32]time.Time{}
+		g.failed[s] = m
+		s.OnEnd(func() {
+			g.mu.Lock()
+			delete(g.failed, s)
+			g.mu.Unlock()
+		})
+	}
+	m[win] = now
+}
+
+// allowed reports whether s may use foreground delivery to win at now.
+func (g *foregroundGate) allowed(s *tool.Session, win uint32, now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	at, ok := g.failed[s][win]
+	return ok && now.Sub(at) <= ForegroundRetryWindow
+}
+
+// callWindow is the window a call targets: the one the authorizer resolved, else the
+// window_id argument, else 0.
+func callWindow(call *tool.Call) uint32 {
+	if call.Window != nil {
+		return call.Window.ID
+	}
+	if w, ok := call.Arguments["window_id"].(float64); ok && w > 0 && w <= 1<<32-1 {
+		return uint32(w)
+	}
+	return 0
+}
+
+// observed wraps a handler so that a background failure is recorded: a background_unavailable
+// refusal, or an action whose escalation suggests the foreground.
+func (g *foregroundGate) observed(h tool.Handler) tool.Handler {
+	return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+		res, err := h(ctx, call)
+		var r *authz.Refusal
+		switch {
+		case errors.As(err, &r) && r.Code == authz.CodeBackgroundUnavailable:
+			g.record(call.Session, callWindow(call), time.Now())
+		case err == nil && res != nil:
+			if a, ok := res.Structured.(tool.Action); ok && a.Escalation != nil && a.Escalation.Target == "foreground" {
+				g.record(call.Session, callWindow(call), time.Now())
+			}
+		}
+		return res, err
+	}
+}
+
+// foregroundRequired is the refusal of a first foreground attempt on a shared display.
+func foregroundRequired(win uint32) *authz.Refusal {
+	what := "this target"
+	if win != 0 {
+		what = "this window"
+	}
+	return authz.Refuse(authz.CodeForegroundRequired,
+		"foreground delivery takes the person's pointer and keyboard focus; on a shared display it is allowed only as a retry after background delivery to %s failed (background_unavailable, or an unconfirmed effect) within the last %v. Call again without delivery_mode first", what, ForegroundRetryWindow)
+}
