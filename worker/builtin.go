@@ -126,6 +126,8 @@ func (w *worker) getSession(ctx context.Context, call *tool.Call) (*tool.Result,
 		if st.ended {
 			out["state"] = "ending"
 		}
+		// A label runs with its session's authority, which it never changes: say which.
+		out["within"], out["mode"] = s.label, s.authority.Mode.String()
 		return tool.TextResult(fmt.Sprintf("label %s of session %s: %s", label, s.label, out["state"]), out), nil
 	}
 	info := sessionInfo{

@@ -240,6 +240,7 @@ type endpointCallOutput struct {
 	Refusal    *client.Refusal `json:"refusal"`
 	Content    json.RawMessage `json:"content"`
 	Structured json.RawMessage `json:"structured"`
+	Details    json.RawMessage `json:"details,omitempty"`
 }
 
 // callEndpoint calls one tool through a session endpoint: MCP initialize, then
@@ -294,17 +295,27 @@ func callEndpoint(ctx context.Context, endpoint, tool string, args json.RawMessa
 		Content    json.RawMessage `json:"content"`
 		Structured json.RawMessage `json:"structuredContent"`
 		IsError    bool            `json:"isError"`
+		Meta       struct {
+			Outcome string          `json:"cua-host/outcome"`
+			Details json.RawMessage `json:"cua-host/details"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return endpointCallOutput{}, fmt.Errorf("tools/call result: %w", err)
 	}
-	out := endpointCallOutput{IsError: res.IsError, Content: res.Content, Structured: res.Structured, Outcome: "unknown"}
-	var fields struct {
-		Outcome string          `json:"outcome"`
+	// The outcome and details travel in _meta; a refusal is the structured content
+	// {"status":"refused","refusal":{…}} (docs/adr/0010).
+	out := endpointCallOutput{IsError: res.IsError, Content: res.Content, Structured: res.Structured, Details: res.Meta.Details, Outcome: "unknown"}
+	switch res.Meta.Outcome {
+	case "completed", "not_started", "unknown":
+		out.Outcome = res.Meta.Outcome
+	}
+	var refused struct {
+		Status  string          `json:"status"`
 		Refusal *client.Refusal `json:"refusal"`
 	}
-	if json.Unmarshal(res.Structured, &fields) == nil && fields.Outcome != "" {
-		out.Outcome, out.Refusal = fields.Outcome, fields.Refusal
+	if res.IsError && json.Unmarshal(res.Structured, &refused) == nil && refused.Status == "refused" {
+		out.Refusal = refused.Refusal
 	}
 	if len(out.Content) == 0 {
 		out.Content = json.RawMessage("[]")

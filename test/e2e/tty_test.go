@@ -97,14 +97,14 @@ func TestTTYConsentTerminalIsProtected(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var st struct {
-			Outcome string `json:"outcome"`
+			Status  string `json:"status"`
 			Refusal *struct {
 				Code string `json:"code"`
 			} `json:"refusal"`
 		}
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &st)
-		if st.Refusal == nil || st.Outcome != "not_started" {
+		if st.Refusal == nil || st.Status != "refused" || res.Meta["cua-host/outcome"] != "not_started" {
 			t.Errorf("%s %v = %s, want a refusal", name, args, b)
 			return ""
 		}

@@ -22,7 +22,7 @@ var clickArgTests = []struct {
 	{"window relative", `{"pid":42,"window_id":4194305,"x":10,"y":20}`, win, x11.Point{X: 110, Y: 70}, ""},
 	{"rounded", `{"pid":42,"window_id":4194305,"x":10.6,"y":20.2}`, win, x11.Point{X: 111, Y: 70}, ""},
 	{"desktop", `{"scope":"desktop","x":5,"y":6}`, nil, x11.Point{X: 5, Y: 6}, ""},
-	{"desktop needs scope", `{"x":5,"y":6}`, nil, x11.Point{}, authz.CodeInvalidArguments},
+	{"desktop needs scope", `{"x":5,"y":6}`, nil, x11.Point{}, authz.CodeDesktopCoordinateScopeRequired},
 	{"outside window", `{"pid":42,"window_id":4194305,"x":400,"y":20}`, win, x11.Point{}, authz.CodeInvalidArguments},
 	{"negative", `{"pid":42,"window_id":4194305,"x":-1,"y":20}`, win, x11.Point{}, authz.CodeInvalidArguments},
 	{"huge", `{"scope":"desktop","x":1e300,"y":0}`, nil, x11.Point{}, authz.CodeInvalidArguments},

@@ -139,7 +139,7 @@ func TestRefusalsBeforeEffects(t *testing.T) {
 		args any
 		code authz.Code
 	}{
-		{"desktop coords need scope", "click", map[string]any{"x": 10, "y": 10}, authz.CodeInvalidArguments},
+		{"desktop coords need scope", "click", map[string]any{"x": 10, "y": 10}, authz.CodeDesktopCoordinateScopeRequired},
 		{"bad window id", "click", map[string]any{"pid": xl.PID, "window_id": 12345, "x": 1, "y": 1}, authz.CodeWindowNotFound},
 		{"pid does not own window", "click", map[string]any{"pid": os.Getpid(), "window_id": xl.Window, "x": 1, "y": 1}, authz.CodeWindowNotFound},
 		{"dead pid", "click", map[string]any{"pid": dead, "window_id": xl.Window, "x": 1, "y": 1}, authz.CodeWindowNotFound},
