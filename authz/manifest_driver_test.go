@@ -206,7 +206,7 @@ var driverErrorTests = []struct {
 	{name: "v2 mode standard", yaml: "version: 2\nmode: standard\n", wantField: "mode", wantMsg: "must be bounded"},
 	{name: "v3 without lifetimes", yaml: "version: 3\nallow: {tools: [click]}\n", wantField: "expires_after", wantMsg: "is required (a bounded session needs both lifetimes)"},
 	{name: "ask in cua-host format", yaml: "version: 1\nask: {tools: [click]}\n", wantField: "", wantMsg: `unknown key "ask"`},
-	{name: "unreviewed tool", yaml: "version: 3\nallow: {tools: [get_agent_cursor_state]}\n", wantField: "allow.tools[0]", wantMsg: `unknown or unreviewed tool "get_agent_cursor_state"`},
+	{name: "unreviewed tool", yaml: "version: 3\nallow: {tools: [install_ffmpeg]}\n", wantField: "allow.tools[0]", wantMsg: `unknown or unreviewed tool "install_ffmpeg"`},
 	{name: "allow and ask", yaml: "version: 2\nmode: bounded\nallow: {tools: [click]}\nask: {tools: [click]}\n", wantField: "ask.tools[0]", wantMsg: "appears in more than one decision set (allow.tools and ask.tools)"},
 	{name: "deny and ask", yaml: "version: 2\nmode: bounded\ndeny: {tools: [type_text_chars]}\nask: {tools: [type_text]}\n", wantField: "ask.tools[0]", wantMsg: "appears in more than one decision set (deny.tools and ask.tools)"},
 	{name: "v1 apps", yaml: "version: 1\nmode: bounded\nresources: {apps: [{executable: /usr/bin/xterm}]}\n", wantField: "resources.apps", wantMsg: "version 2 or later"},

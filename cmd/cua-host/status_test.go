@@ -202,7 +202,7 @@ func TestListToolsCommand(t *testing.T) {
 
 	out, _, code = runBinary(t, bin, nil, "list-tools")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != len(exposed) || !slices.Contains(lines, "clipboard_read: Read the clipboard as text.") {
+	if code != 0 || len(lines) != len(exposed) || !slices.Contains(lines, "clipboard_read: Report what the clipboard offers; with include_text, its text too.") {
 		t.Errorf("list-tools = %d\n%s", code, out)
 	}
 	for i, l := range lines {
