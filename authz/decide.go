@@ -157,7 +157,7 @@ func CheckMode(mode Mode, m *Manifest, e *Entry, r Resource) (needsConsent bool,
 // checkMode applies the tool's behaviour in mode to r; a bounded session's manifest is asked
 // through inManifest.
 func checkMode(mode Mode, m *Manifest, e *Entry, r Resource, inManifest func(*Manifest, Resource) *Refusal) (needsConsent bool, refusal *Refusal) {
-	switch e.Behavior(mode) {
+	switch resourceBehavior(mode, e, r) {
 	case Allow:
 		return false, nil
 	case RequireGrant:
@@ -171,9 +171,29 @@ func checkMode(mode Mode, m *Manifest, e *Entry, r Resource, inManifest func(*Ma
 	return false, Refuse(CodePermissionDenied, "tool %q is denied in %s mode", e.Tool, mode)
 }
 
+// resourceBehavior is what mode does with a call of e's tool touching r: the tool's own
+// behaviour, except for a file, which is the same whatever the tool: a grant in standard
+// mode (a clipboard_write that may run freely must not read any file it names), the
+// manifest's files in bounded mode, nothing more in unrestricted mode.
+func resourceBehavior(mode Mode, e *Entry, r Resource) Behavior {
+	if r.Kind != ResourceFile || !e.Exposed() {
+		return e.Behavior(mode)
+	}
+	switch mode {
+	case Standard:
+		return RequireGrant
+	case Bounded:
+		return ManifestScoped
+	case Unrestricted:
+		return Allow
+	}
+	return Deny
+}
+
 // needsGrant reports whether a standard session needs consent for r: windows and processes
-// it did not launch, the whole display, reading the clipboard, and launching anything but
-// a desktop application the system declares (see Resource.Declared).
+// it did not launch, the whole display, reading the clipboard, reading or writing any file,
+// and launching anything but a desktop application the system declares (see
+// Resource.Declared).
 func needsGrant(r Resource) bool {
 	switch r.Kind {
 	case ResourceApplication:
@@ -184,6 +204,8 @@ func needsGrant(r Resource) bool {
 		return true
 	case ResourceClipboard:
 		return r.Op == OpObserve
+	case ResourceFile:
+		return true
 	}
 	return false
 }

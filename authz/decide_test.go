@@ -161,7 +161,7 @@ func TestNewAuthority(t *testing.T) {
 		{name: "bounded without manifest", req: SessionRequest{Mode: Bounded, TTL: time.Hour, IdleTTL: time.Minute}, want: "needs a manifest"},
 		{name: "standard with manifest", req: SessionRequest{Mode: Standard, Manifest: man, ManifestSHA256: sum, TTL: time.Hour, IdleTTL: time.Minute}, want: "only bounded"},
 		{name: "hash mismatch", req: SessionRequest{Mode: Bounded, Manifest: man, ManifestSHA256: strings.Repeat("0", 64), TTL: time.Hour, IdleTTL: time.Minute}, want: "hash mismatch"},
-		{name: "malformed manifest", req: SessionRequest{Mode: Bounded, Manifest: []byte("version: 2\n"), ManifestSHA256: mustSum("version: 2\n"), TTL: time.Hour, IdleTTL: time.Minute}, want: "unsupported version"},
+		{name: "malformed manifest", req: SessionRequest{Mode: Bounded, Manifest: []byte("version: 7\n"), ManifestSHA256: mustSum("version: 7\n"), TTL: time.Hour, IdleTTL: time.Minute}, want: "unsupported version"},
 		{name: "idle too long", req: SessionRequest{Mode: Standard, TTL: time.Hour, IdleTTL: 2 * time.Hour}, want: "idle TTL"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,7 +186,7 @@ func toolNames() []string {
 	return append(names, "clik", "noop", "type_text_chars", "")
 }
 
-var resourceKinds = []ResourceKind{ResourceNone, ResourceSession, ResourceWindowList, ResourceWindow, ResourceDisplay, ResourceProcess, ResourceClipboard, ResourceApplication}
+var resourceKinds = []ResourceKind{ResourceNone, ResourceSession, ResourceWindowList, ResourceWindow, ResourceDisplay, ResourceProcess, ResourceClipboard, ResourceApplication, ResourceFile}
 
 var executables = []string{"", "/usr/bin/xterm", "/usr/bin/firefox", "/opt/a/bin/a"}
 
@@ -194,7 +194,8 @@ func genResource() *rapid.Generator[Resource] {
 	return rapid.Custom(func(t *rapid.T) Resource {
 		return Resource{
 			Kind:       rapid.SampledFrom(resourceKinds).Draw(t, "kind"),
-			Op:         rapid.SampledFrom([]Operation{OpNone, OpObserve, OpInput, OpTerminate, OpLaunch}).Draw(t, "op"),
+			Op:         rapid.SampledFrom([]Operation{OpNone, OpObserve, OpInput, OpTerminate, OpLaunch, OpRead, OpWrite}).Draw(t, "op"),
+			Path:       rapid.SampledFrom([]string{"", "/srv/out/a.png", "/srv/out/sub/b.png", "/srv/in/c.png", "/etc/passwd"}).Draw(t, "path"),
 			PID:        rapid.IntRange(0, 5).Draw(t, "pid"),
 			Window:     rapid.Uint32Range(0, 5).Draw(t, "window"),
 			StartTime:  rapid.Uint64Range(0, 2).Draw(t, "start"),
@@ -266,10 +267,11 @@ func genManifest(t *rapid.T) *Manifest {
 				rapid.SampledFrom([]string{"deny", "driver_launched", "any"}).Draw(t, "terminate")))
 		}
 	}
+	files := rapid.SampledFrom([]string{"{}", "{write: [{dir: /srv/out}]}", "{write: [{dir: /srv/out, recursive: true}], read: [/srv/in/c.png]}"}).Draw(t, "files")
 	src := fmt.Sprintf("version: 1\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [%s]}\ndeny: {tools: [%s]}\n"+
-		"resources: {apps: [%s], desktop: {observe: %t, input: %t}, clipboard: {read: %t, write: %t}}\n",
+		"resources: {apps: [%s], desktop: {observe: %t, input: %t}, clipboard: {read: %t, write: %t}, files: %s}\n",
 		strings.Join(allow, ", "), strings.Join(deny, ", "), strings.Join(apps, ", "),
-		rapid.Bool().Draw(t, "dobs"), rapid.Bool().Draw(t, "din"), rapid.Bool().Draw(t, "cr"), rapid.Bool().Draw(t, "cw"))
+		rapid.Bool().Draw(t, "dobs"), rapid.Bool().Draw(t, "din"), rapid.Bool().Draw(t, "cr"), rapid.Bool().Draw(t, "cw"), files)
 	return mustManifest(t, src)
 }
 
@@ -339,6 +341,39 @@ func TestPropertyBoundedStaysInsideManifest(t *testing.T) {
 			if (r.Op == OpObserve && !m.ClipboardRead) || (r.Op == OpInput && !m.ClipboardWrite) {
 				t.Fatalf("bounded allowed %s on the clipboard without the grant", r.Op)
 			}
+		case ResourceFile:
+			grants := map[Operation][]PathGrant{OpRead: m.FilesRead, OpWrite: m.FilesWrite}[r.Op]
+			if !pathAllowed(r.Path, grants) {
+				t.Fatalf("bounded allowed %s of %q outside resources.files", r.Op, r.Path)
+			}
+		}
+	})
+}
+
+// A file a call names is never read or written without a grant in standard mode, whatever
+// the tool's own behaviour (clipboard_write runs freely, its image_path does not).
+func TestPropertyStandardFilesNeedConsent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pipe := NewPipeline(nil, nil)
+		tool := rapid.SampledFrom([]string{"clipboard_write", "get_window_state", "zoom", "get_desktop_state"}).Draw(t, "tool")
+		file := Resource{Kind: ResourceFile, Op: rapid.SampledFrom([]Operation{OpRead, OpWrite}).Draw(t, "op"), Path: "/srv/out/a.png"}
+		tg := Target{Resource: Resource{Kind: ResourceClipboard, Op: OpInput}, Also: []Resource{file}}
+		var g Grants
+		granted := rapid.Bool().Draw(t, "granted")
+		if granted {
+			g.Add(file.Key(), t0, t0.Add(time.Minute))
+		}
+		owns := rapid.Bool().Draw(t, "owns display")
+		d := pipe.Decide(context.Background(), &Authority{Mode: Standard, OwnsDisplay: owns}, tool, nil, &tg, &g, t0)
+		if d.Refusal != nil {
+			t.Fatalf("refused: %v", d.Refusal)
+		}
+		if asked := slices.ContainsFunc(d.AlsoConsent, func(r Resource) bool { return r.Key() == file.Key() }); asked == granted {
+			t.Fatalf("%s: AlsoConsent %v with granted=%v", tool, d.AlsoConsent, granted)
+		}
+		d = pipe.Decide(context.Background(), &Authority{Mode: Unrestricted}, tool, nil, &tg, nil, t0)
+		if d.Refusal != nil || len(d.AlsoConsent) > 0 || d.NeedsConsent {
+			t.Fatalf("unrestricted: %+v", d)
 		}
 	})
 }

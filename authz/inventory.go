@@ -81,11 +81,14 @@ const (
 	ResourceClipboard
 	// ResourceApplication: an executable to start.
 	ResourceApplication
+	// ResourceFile: one file a call reads or writes (a screenshot_out_file, an image_path);
+	// never a tool's own resource, only one of a call's further resources (Target.Also).
+	ResourceFile
 )
 
 var resourceNames = [...]string{
 	ResourceNone: "none", ResourceSession: "session", ResourceWindowList: "window_list", ResourceWindow: "window",
-	ResourceDisplay: "display", ResourceProcess: "process", ResourceClipboard: "clipboard", ResourceApplication: "application",
+	ResourceDisplay: "display", ResourceProcess: "process", ResourceClipboard: "clipboard", ResourceApplication: "application", ResourceFile: "file",
 }
 
 // String returns the kind's name.
@@ -109,9 +112,13 @@ const (
 	OpTerminate
 	// OpLaunch starts a process.
 	OpLaunch
+	// OpRead reads a file (ResourceFile).
+	OpRead
+	// OpWrite creates or replaces a file (ResourceFile).
+	OpWrite
 )
 
-var operationNames = [...]string{OpNone: "none", OpObserve: "observe", OpInput: "input", OpTerminate: "terminate", OpLaunch: "launch"}
+var operationNames = [...]string{OpNone: "none", OpObserve: "observe", OpInput: "input", OpTerminate: "terminate", OpLaunch: "launch", OpRead: "read", OpWrite: "write"}
 
 // String returns the operation's name as ConsentRequest.operation spells it.
 func (o Operation) String() string { return enumName(operationNames[:], int(o), "Operation") }
@@ -246,9 +253,9 @@ func (e *Entry) validate() error {
 		return fmt.Errorf("entry %q: invalid risk class", e.Tool)
 	case e.State < StateActive || e.State > StateNotExposed:
 		return fmt.Errorf("entry %q: invalid state", e.Tool)
-	case e.Resource < ResourceNone || e.Resource > ResourceApplication:
+	case e.Resource < ResourceNone || e.Resource > ResourceApplication: // never ResourceFile
 		return fmt.Errorf("entry %q: invalid resource kind", e.Tool)
-	case e.Operation < OpNone || e.Operation > OpLaunch:
+	case e.Operation < OpNone || e.Operation > OpLaunch: // file operations belong to no tool
 		return fmt.Errorf("entry %q: invalid operation", e.Tool)
 	case e.Shape < ShapeNone || e.Shape > ShapeClipboard:
 		return fmt.Errorf("entry %q: invalid argument shape", e.Tool)

@@ -10,25 +10,47 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
-
-	"go.yaml.in/yaml/v3"
-
-	"github.com/cua-host/cua-host/internal/strictyaml"
-	"github.com/cua-host/cua-host/policy"
 )
 
-// ManifestVersion is the only manifest version this release reads.
-const ManifestVersion = 1
+// Manifest versions this release reads: cua-host's own version 1, and the reference
+// driver's versions 1, 2 and 3 (see Vocabulary).
+const (
+	MinManifestVersion = 1
+	MaxManifestVersion = 3
+)
 
 // MaxManifestSize bounds a manifest file.
 const MaxManifestSize = 64 << 10
 
 // MaxManifestLifetime bounds expires_after (and so idle_timeout).
 const MaxManifestLifetime = 24 * time.Hour
+
+// Vocabulary says which of the two manifest formats a manifest is written in. Both are
+// read by the same strict parser and enforced by the same checks; they differ in a few
+// resource keys and defaults (docs/security.md, "Bounded manifests").
+type Vocabulary int
+
+// Manifest vocabularies.
+const (
+	// VocabularyHost is cua-host's own format: version 1 without a mode key, with
+	// resources.desktop {observe, input} and resources.clipboard {read, write}; an app's
+	// terminate defaults to driver_launched.
+	VocabularyHost Vocabulary = iota + 1
+	// VocabularyDriver is the reference driver's format: version 1 or 2 with mode bounded
+	// (or autonomous), or version 3 without one; resources.desktop {applications, windows,
+	// display}, clipboard access through the tool lists, ask.tools (versions 1–2) as deny;
+	// an app's terminate defaults to deny.
+	VocabularyDriver
+)
+
+var vocabularyNames = [...]string{VocabularyHost: "cua-host", VocabularyDriver: "cua-driver"}
+
+// String returns "cua-host" or "cua-driver".
+func (v Vocabulary) String() string { return enumName(vocabularyNames[:], int(v), "Vocabulary") }
+
+// MarshalText implements encoding.TextMarshaler.
+func (v Vocabulary) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
 // Terminate says which processes of an app a bounded session may stop.
 type Terminate int
@@ -58,8 +80,12 @@ type App struct {
 	Executable string `json:"executable"`
 	// Launch allows launch_app to start it.
 	Launch bool `json:"launch"`
+	// Windows is the windows scope as written: "all" (the only scope either vocabulary
+	// has, and the default): every window of a process running the executable, whoever
+	// started it.
+	Windows string `json:"windows,omitempty"`
 	// Terminate says which of its processes kill_app may stop; the default is
-	// driver_launched.
+	// driver_launched in cua-host's vocabulary and deny in the reference's.
 	Terminate Terminate `json:"terminate"`
 	// Arguments are the RE2 patterns, as written, that each argument of a launch must
 	// fully match (at least one of them). Empty (the default, "none"): the app may be
@@ -101,41 +127,69 @@ func (a *App) checkArguments(argv []string) *Refusal {
 	return nil
 }
 
+// WindowRef is one resources.desktop.windows entry: a window of a process.
+type WindowRef struct {
+	PID      int    `json:"pid"`
+	WindowID uint32 `json:"window_id"`
+}
+
 // Manifest is a bounded session's capability manifest: exactly what the session may do.
 // It is immutable once parsed and safe for concurrent use.
 type Manifest struct {
-	Version      int           `json:"version"`
+	Version int `json:"version"`
+	// Vocabulary is the format the manifest is written in.
+	Vocabulary Vocabulary `json:"vocabulary"`
+	// Mode is the mode a reference-format version 1 or 2 manifest declares ("bounded" or
+	// "autonomous"); "" otherwise.
+	Mode         string        `json:"mode,omitempty"`
 	ExpiresAfter time.Duration `json:"expires_after"`
 	IdleTimeout  time.Duration `json:"idle_timeout"`
-	// AllowTools and DenyTools are canonical tool names in file order.
+	// AllowTools, DenyTools and AskTools are canonical tool names in file order. Tools in
+	// ask.tools (reference versions 1–2) are refused like those in deny.tools.
 	AllowTools []string `json:"allow_tools"`
 	DenyTools  []string `json:"deny_tools"`
+	AskTools   []string `json:"ask_tools,omitempty"`
 	Apps       []App    `json:"apps"`
 	// DesktopObserve allows whole-display observation; DesktopInput allows input at desktop
-	// coordinates (which lands on whatever window is there, protected ones excepted).
+	// coordinates (which lands on whatever window is there, protected ones excepted). The
+	// reference's resources.desktop.display sets both.
 	DesktopObserve bool `json:"desktop_observe"`
 	DesktopInput   bool `json:"desktop_input"`
-	// ClipboardRead and ClipboardWrite allow clipboard_read and clipboard_write.
+	// DesktopApplications are pids whose every window the session may observe and act on;
+	// DesktopWindows are single windows of a pid (resources.desktop.applications and
+	// .windows, reference vocabulary).
+	DesktopApplications []int       `json:"desktop_applications,omitempty"`
+	DesktopWindows      []WindowRef `json:"desktop_windows,omitempty"`
+	// ClipboardRead and ClipboardWrite allow reading and writing the clipboard. In the
+	// reference vocabulary they follow allow.tools (clipboard_read, clipboard_write).
 	ClipboardRead  bool `json:"clipboard_read"`
 	ClipboardWrite bool `json:"clipboard_write"`
-	// SHA256 is the hex digest of the manifest's bytes.
+	// FilesRead and FilesWrite are the files a call may read (clipboard_write's image_path
+	// and file_path) and write (screenshot_out_file).
+	FilesRead  []PathGrant `json:"files_read,omitempty"`
+	FilesWrite []PathGrant `json:"files_write,omitempty"`
+	// TerminatePIDs are processes kill_app may stop whatever their executable
+	// (resources.processes.terminate).
+	TerminatePIDs []int `json:"terminate_pids,omitempty"`
+	// SHA256 is the hex digest of the manifest's bytes: cua-host's identity of it, which
+	// the host and the worker compare.
 	SHA256 string `json:"sha256"`
+	// DriverSHA256 is the digest the reference driver reports for the same file (a
+	// domain string naming the version, a NUL, the bytes); "" in cua-host's vocabulary.
+	DriverSHA256 string `json:"cua_driver_sha256,omitempty"`
 
 	allow, deny map[string]bool
 	// byExe maps each app's executable, and its symlink-resolved path, to the app.
-	byExe map[string]*App
+	byExe                  map[string]*App
+	desktopApps, terminate map[int]bool
+	desktopWins            map[WindowRef]bool
 }
 
 // LoadManifest reads and parses a manifest file; see ParseManifest.
 func LoadManifest(path string, inv *Inventory) (*Manifest, error) {
-	f, err := os.Open(path)
+	data, err := ReadManifest(path)
 	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", path, err)
+		return nil, err
 	}
 	m, err := ParseManifest(data, inv)
 	var me *ManifestError
@@ -145,78 +199,37 @@ func LoadManifest(path string, inv *Inventory) (*Manifest, error) {
 	return m, err
 }
 
-// ParseManifest parses and validates a manifest strictly: unknown and duplicate keys,
-// anchors, unknown or unexposed tools (checked against inv; nil means the shipped
-// inventory), a tool in both lists, relative or non-canonical paths and bad durations are
-// *ManifestError values naming the field.
-//
-//	version: 1
-//	expires_after: 8h            # \d+[smh], at most 24h
-//	idle_timeout: 30m            # at most expires_after
-//	allow: {tools: [launch_app, click]}
-//	deny:  {tools: [kill_app]}
-//	resources:
-//	  apps: [{executable: /usr/bin/xterm, launch: true, terminate: driver_launched, arguments: none}]
-//	  desktop: {observe: false, input: false}
-//	  clipboard: {read: false, write: true}
-func ParseManifest(data []byte, inv *Inventory) (*Manifest, error) {
-	if inv == nil {
-		inv = DefaultInventory()
+// ReadManifest reads a manifest file of at most MaxManifestSize bytes.
+func ReadManifest(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
 	}
 	if len(data) > MaxManifestSize {
-		return nil, &ManifestError{Msg: fmt.Sprintf("manifest is larger than %d bytes", MaxManifestSize)}
+		return nil, &ManifestError{File: path, Msg: fmt.Sprintf("manifest is larger than %d bytes", MaxManifestSize)}
 	}
-	sum := sha256.Sum256(data)
-	p := newManifestParser(inv, &Manifest{
-		SHA256: hex.EncodeToString(sum[:]),
-		allow:  map[string]bool{}, deny: map[string]bool{}, byExe: map[string]*App{},
-	})
-	root, err := p.document(data)
-	if err != nil {
-		return nil, err
+	return data, nil
+}
+
+// driverSHA256 is the reference driver's digest of a manifest of version v.
+func driverSHA256(v int, data []byte) string {
+	domain := "cua-driver-session-policy"
+	if v == 3 {
+		domain = "cua-driver-capability-manifest"
 	}
-	seen := map[string]bool{}
-	err = p.mapping(root, "", []string{"version", "expires_after", "idle_timeout", "allow", "deny", "resources"}, func(key string, k, v *yaml.Node) error {
-		seen[key] = true
-		switch key {
-		case "version":
-			return p.version(v)
-		case "expires_after":
-			d, err := p.duration(v, key)
-			p.m.ExpiresAfter = d
-			return err
-		case "idle_timeout":
-			d, err := p.duration(v, key)
-			p.m.IdleTimeout = d
-			return err
-		case "allow":
-			return p.toolLists(v, "allow", &p.m.AllowTools, p.m.allow)
-		case "deny":
-			return p.toolLists(v, "deny", &p.m.DenyTools, p.m.deny)
-		default:
-			return p.resources(v)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, req := range []string{"version", "expires_after", "idle_timeout", "allow"} {
-		if !seen[req] {
-			return nil, &ManifestError{Line: root.Line, Field: req, Msg: "is required"}
-		}
-	}
-	m := p.m
-	if len(m.AllowTools) == 0 {
-		return nil, &ManifestError{Line: root.Line, Field: "allow.tools", Msg: "must list at least one tool"}
-	}
-	if m.IdleTimeout > m.ExpiresAfter {
-		return nil, &ManifestError{Line: root.Line, Field: "idle_timeout", Msg: fmt.Sprintf("%v exceeds expires_after %v", m.IdleTimeout, m.ExpiresAfter)}
-	}
-	for _, t := range m.DenyTools {
-		if m.allow[t] {
-			return nil, &ManifestError{Line: root.Line, Field: "deny.tools", Msg: fmt.Sprintf("tool %q appears in both allow.tools and deny.tools", t)}
-		}
-	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s-v%d\x00", domain, v)
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// index builds the lookup tables of a parsed manifest.
+func (m *Manifest) index() {
 	for i := range m.Apps {
 		a := &m.Apps[i]
 		m.byExe[a.Executable] = a
@@ -226,10 +239,19 @@ func ParseManifest(data []byte, inv *Inventory) (*Manifest, error) {
 			}
 		}
 	}
-	return m, nil
+	for _, pid := range m.DesktopApplications {
+		m.desktopApps[pid] = true
+	}
+	for _, w := range m.DesktopWindows {
+		m.desktopWins[w] = true
+	}
+	for _, pid := range m.TerminatePIDs {
+		m.terminate[pid] = true
+	}
 }
 
-// Allows reports whether the manifest lists tool in allow.tools and not in deny.tools.
+// Allows reports whether the manifest lists tool in allow.tools and not in deny.tools (or
+// ask.tools).
 func (m *Manifest) Allows(tool string) bool { return m.allow[tool] && !m.deny[tool] }
 
 // App returns the resources.apps entry whose executable (or its resolved path) is exe.
@@ -252,26 +274,26 @@ func (m *Manifest) Check(e *Entry, r Resource) *Refusal {
 
 // CheckResource checks one resource a call touches against the manifest's resources,
 // whatever the tool: Check after the tool's allowance, and on its own for a call's further
-// resources (a paste reads the clipboard).
+// resources (a paste reads the clipboard, a screenshot_out_file is a file written).
 func (m *Manifest) CheckResource(r Resource) *Refusal {
 	switch r.Kind {
 	case ResourceWindow:
-		if _, ok := m.byExe[r.Executable]; !ok {
-			return Refuse(CodeOutsideManifest, "%s runs %s, which is not in the manifest's resources.apps", r, orUnknown(r.Executable))
+		if !m.coversWindow(r) {
+			return Refuse(CodeOutsideManifest, "%s runs %s, which is not in the manifest's resources.apps (nor its pid in resources.desktop)", r, orUnknown(r.Executable))
 		}
 	case ResourceDisplay:
 		if r.Op == OpObserve && !m.DesktopObserve {
-			return Refuse(CodeOutsideManifest, "whole-display observation needs resources.desktop.observe")
+			return Refuse(CodeOutsideManifest, "whole-display observation needs %s", m.desktopKey("observe"))
 		}
 		if r.Op == OpInput && !m.DesktopInput {
-			return Refuse(CodeOutsideManifest, "input at desktop coordinates needs resources.desktop.input")
+			return Refuse(CodeOutsideManifest, "input at desktop coordinates needs %s", m.desktopKey("input"))
 		}
 	case ResourceClipboard:
 		if r.Op == OpObserve && !m.ClipboardRead {
-			return Refuse(CodeOutsideManifest, "reading the clipboard needs resources.clipboard.read")
+			return Refuse(CodeOutsideManifest, "reading the clipboard needs %s", m.clipboardKey("read"))
 		}
 		if r.Op == OpInput && !m.ClipboardWrite {
-			return Refuse(CodeOutsideManifest, "writing the clipboard needs resources.clipboard.write")
+			return Refuse(CodeOutsideManifest, "writing the clipboard needs %s", m.clipboardKey("write"))
 		}
 	case ResourceApplication:
 		a, ok := m.byExe[r.Executable]
@@ -285,17 +307,64 @@ func (m *Manifest) CheckResource(r Resource) *Refusal {
 			return r
 		}
 	case ResourceProcess:
+		if r.PID > 0 && m.terminate[r.PID] {
+			return nil
+		}
 		a, ok := m.byExe[r.Executable]
 		switch {
 		case !ok:
-			return Refuse(CodeOutsideManifest, "%s runs %s, which is not in the manifest's resources.apps", r, orUnknown(r.Executable))
+			return Refuse(CodeOutsideManifest, "%s runs %s, which is not in the manifest's resources.apps (nor its pid in resources.processes.terminate)", r, orUnknown(r.Executable))
 		case a.Terminate == TerminateDeny:
 			return Refuse(CodeManifestDenied, "resources.apps denies terminating %s", a.Executable)
 		case a.Terminate == TerminateDriverLaunched && !r.Owned:
 			return Refuse(CodeForeignProcessTermination, "%s was not launched by this session (terminate: driver_launched)", r)
 		}
+	case ResourceFile:
+		grants, list := m.FilesRead, "read"
+		if r.Op == OpWrite {
+			grants, list = m.FilesWrite, "write"
+		}
+		if r.Op != OpRead && r.Op != OpWrite {
+			return Refuse(CodeOutsideManifest, "operation %s on %s is outside the capability manifest", r.Op, r)
+		}
+		if !pathAllowed(r.Path, grants) {
+			return Refuse(CodeOutsideManifest, "%s %s is outside the manifest's resources.files.%s", list, r.Path, list)
+		}
 	}
 	return nil
+}
+
+// coversWindow reports whether a window resource is in the manifest: its executable is a
+// listed app (every window of it), or its pid is in desktop.applications, or the exact
+// window is in desktop.windows. A pid grant counts only for a pid the X server observed
+// (Executable is set only then, see worker/resolve.go unverified).
+func (m *Manifest) coversWindow(r Resource) bool {
+	if r.Executable == "" {
+		return false
+	}
+	if _, ok := m.byExe[r.Executable]; ok {
+		return true
+	}
+	if r.PID <= 0 {
+		return false
+	}
+	return m.desktopApps[r.PID] || (r.Window != 0 && m.desktopWins[WindowRef{PID: r.PID, WindowID: r.Window}])
+}
+
+// desktopKey names the key granting a desktop operation in the manifest's vocabulary.
+func (m *Manifest) desktopKey(op string) string {
+	if m.Vocabulary == VocabularyDriver {
+		return "resources.desktop.display"
+	}
+	return "resources.desktop." + op
+}
+
+// clipboardKey names what grants a clipboard operation in the manifest's vocabulary.
+func (m *Manifest) clipboardKey(op string) string {
+	if m.Vocabulary == VocabularyDriver {
+		return "clipboard_" + op + " in allow.tools"
+	}
+	return "resources.clipboard." + op
 }
 
 func orUnknown(s string) string {
@@ -305,310 +374,12 @@ func orUnknown(s string) string {
 	return s
 }
 
-// manifestParser walks one manifest's node tree.
-type manifestParser struct {
-	inv *Inventory
-	m   *Manifest
-	w   *strictyaml.Walker
-}
-
-func newManifestParser(inv *Inventory, m *Manifest) *manifestParser {
-	p := &manifestParser{inv: inv, m: m}
-	p.w = strictyaml.New(strictyaml.Options{Error: p.problem})
-	return p
-}
-
-func (p *manifestParser) errorf(n *yaml.Node, field, format string, args ...any) error {
-	line := 0
-	if n != nil {
-		line = n.Line
-	}
-	return &ManifestError{Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
-}
-
-// problem words a structural problem of the manifest's YAML.
-func (p *manifestParser) problem(pr *strictyaml.Problem) error {
-	n, field := pr.Node, pr.Field
-	switch pr.Kind {
-	case strictyaml.KindSyntax:
-		return &ManifestError{Msg: strings.TrimPrefix(pr.Err.Error(), "yaml: ")}
-	case strictyaml.KindEmpty:
-		return p.errorf(n, "", "empty manifest")
-	case strictyaml.KindSecondDocument:
-		return p.errorf(n, "", "a manifest holds one YAML document; found a second one")
-	case strictyaml.KindNotOneDocument:
-		return p.errorf(n, "", "expected one YAML document")
-	case strictyaml.KindAlias:
-		return p.errorf(n, field, "anchors and aliases are not allowed in a manifest")
-	case strictyaml.KindNotMapping:
-		return p.errorf(n, field, "must be a mapping with keys %s", strings.Join(pr.Keys, ", "))
-	case strictyaml.KindNotSequence:
-		return p.errorf(n, field, "must be a list")
-	case strictyaml.KindMergeKey:
-		return p.errorf(n, field, "merge keys are not allowed in a manifest")
-	case strictyaml.KindKeyNotString:
-		return p.errorf(n, field, "keys must be strings")
-	case strictyaml.KindUnknownKey:
-		what := field
-		if what == "" {
-			what = "the manifest"
-		}
-		return p.errorf(n, field, "unknown key %q in %s; expected %s", pr.Key, what, strings.Join(pr.Keys, ", "))
-	case strictyaml.KindDuplicateKey:
-		return p.errorf(n, field, "duplicate key %q", pr.Key)
-	}
-	return p.errorf(n, field, "%v", pr.Kind)
-}
-
-// document returns the root mapping of the manifest's only document.
-func (p *manifestParser) document(data []byte) (*yaml.Node, error) {
-	if !utf8.Valid(data) {
-		return nil, &ManifestError{Msg: "manifest is not valid UTF-8"}
-	}
-	return p.w.Document(data)
-}
-
-// mapping calls fn for each entry of the mapping n in file order; keys must be unique and
-// among keys, and no anchors, aliases or merge keys. field is n's path ("" for the root).
-func (p *manifestParser) mapping(n *yaml.Node, field string, keys []string, fn func(key string, k, v *yaml.Node) error) error {
-	return p.w.Mapping(n, field, keys, fn)
-}
-
-// sequence calls fn for each item of the sequence n.
-func (p *manifestParser) sequence(n *yaml.Node, field string, fn func(i int, item *yaml.Node) error) error {
-	return p.w.Sequence(n, field, fn)
-}
-
-func (p *manifestParser) str(n *yaml.Node, field string) (string, error) {
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return "", p.errorf(n, field, "must be a string")
-	}
-	return n.Value, nil
-}
-
-func (p *manifestParser) boolean(n *yaml.Node, field string) (bool, error) {
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
-		return false, p.errorf(n, field, "must be true or false")
-	}
-	var b bool
-	if err := n.Decode(&b); err != nil {
-		return false, p.errorf(n, field, "must be true or false")
-	}
-	return b, nil
-}
-
-func (p *manifestParser) version(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		return p.errorf(n, "version", "must be the integer %d", ManifestVersion)
-	}
-	v, err := strconv.Atoi(n.Value)
-	if err != nil || v != ManifestVersion {
-		return p.errorf(n, "version", "unsupported version %s; this release reads version %d", n.Value, ManifestVersion)
-	}
-	p.m.Version = v
-	return nil
-}
-
-// duration parses \d+[smh] in (0, 24h].
-func (p *manifestParser) duration(n *yaml.Node, field string) (time.Duration, error) {
-	s, err := p.str(n, field)
-	if err != nil {
-		return 0, p.errorf(n, field, "must be a duration like 30m, 8h or 90s")
-	}
-	bad := p.errorf(n, field, "bad duration %q: want a whole number of s, m or h, like 30m", s)
-	if len(s) < 2 || len(s) > 8 {
-		return 0, bad
-	}
-	num, unit := s[:len(s)-1], s[len(s)-1]
-	for _, c := range num {
-		if c < '0' || c > '9' {
-			return 0, bad
+// hasDuplicates reports whether a value repeats in vs.
+func hasDuplicates[T comparable](vs []T) bool {
+	for i := range vs {
+		if slices.Contains(vs[i+1:], vs[i]) {
+			return true
 		}
 	}
-	v, err := strconv.ParseInt(num, 10, 64)
-	if err != nil {
-		return 0, bad
-	}
-	var d time.Duration
-	switch unit {
-	case 's':
-		d = time.Duration(v) * time.Second
-	case 'm':
-		d = time.Duration(v) * time.Minute
-	case 'h':
-		d = time.Duration(v) * time.Hour
-	default:
-		return 0, bad
-	}
-	if d <= 0 || d > MaxManifestLifetime {
-		return 0, p.errorf(n, field, "%s is outside (0, %v]", s, MaxManifestLifetime)
-	}
-	return d, nil
-}
-
-// toolLists parses allow or deny: a mapping with one key, tools.
-func (p *manifestParser) toolLists(n *yaml.Node, field string, out *[]string, set map[string]bool) error {
-	return p.mapping(n, field, []string{"tools"}, func(_ string, _, v *yaml.Node) error {
-		f := field + ".tools"
-		return p.sequence(v, f, func(i int, item *yaml.Node) error {
-			itemField := fmt.Sprintf("%s[%d]", f, i)
-			name, err := p.str(item, itemField)
-			if err != nil {
-				return err
-			}
-			name = policy.CanonicalTool(name)
-			e, ok := p.inv.Lookup(name)
-			switch {
-			case !ok:
-				return p.errorf(item, itemField, "unknown tool %q", name)
-			case !e.Exposed():
-				return p.errorf(item, itemField, "tool %q is not exposed by cua-host", name)
-			case set[name]:
-				return p.errorf(item, itemField, "tool %q is listed twice", name)
-			}
-			set[name] = true
-			*out = append(*out, name)
-			return nil
-		})
-	})
-}
-
-func (p *manifestParser) resources(n *yaml.Node) error {
-	return p.mapping(n, "resources", []string{"apps", "desktop", "clipboard"}, func(key string, _, v *yaml.Node) error {
-		switch key {
-		case "apps":
-			return p.sequence(v, "resources.apps", p.app)
-		case "desktop":
-			return p.mapping(v, "resources.desktop", []string{"observe", "input"}, func(k string, _, b *yaml.Node) error {
-				val, err := p.boolean(b, "resources.desktop."+k)
-				if k == "observe" {
-					p.m.DesktopObserve = val
-				} else {
-					p.m.DesktopInput = val
-				}
-				return err
-			})
-		default:
-			return p.mapping(v, "resources.clipboard", []string{"read", "write"}, func(k string, _, b *yaml.Node) error {
-				val, err := p.boolean(b, "resources.clipboard."+k)
-				if k == "read" {
-					p.m.ClipboardRead = val
-				} else {
-					p.m.ClipboardWrite = val
-				}
-				return err
-			})
-		}
-	})
-}
-
-func (p *manifestParser) app(i int, n *yaml.Node) error {
-	field := fmt.Sprintf("resources.apps[%d]", i)
-	a := App{Terminate: TerminateDriverLaunched}
-	hasExe := false
-	err := p.mapping(n, field, []string{"executable", "launch", "terminate", "arguments"}, func(key string, _, v *yaml.Node) error {
-		f := field + "." + key
-		switch key {
-		case "arguments":
-			return p.arguments(v, f, &a)
-		case "executable":
-			s, err := p.str(v, f)
-			if err != nil {
-				return err
-			}
-			if err := checkExecutable(s); err != nil {
-				return p.errorf(v, f, "%v", err)
-			}
-			for _, other := range p.m.Apps {
-				if other.Executable == s {
-					return p.errorf(v, f, "%s is listed twice", s)
-				}
-			}
-			a.Executable, hasExe = s, true
-		case "launch":
-			b, err := p.boolean(v, f)
-			a.Launch = b
-			return err
-		default:
-			s, err := p.str(v, f)
-			if err != nil {
-				return err
-			}
-			switch s {
-			case "deny":
-				a.Terminate = TerminateDeny
-			case "driver_launched":
-				a.Terminate = TerminateDriverLaunched
-			case "any":
-				a.Terminate = TerminateAny
-			default:
-				return p.errorf(v, f, "%q: want deny, driver_launched or any", s)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if !hasExe {
-		return p.errorf(n, field+".executable", "is required")
-	}
-	p.m.Apps = append(p.m.Apps, a)
-	return nil
-}
-
-// arguments parses resources.apps[i].arguments: the word none, or a non-empty list of RE2
-// patterns, each compiled anchored (it must match a whole argument).
-func (p *manifestParser) arguments(n *yaml.Node, field string, a *App) error {
-	if n.Kind == yaml.ScalarNode {
-		if n.ShortTag() == "!!str" && n.Value == "none" {
-			return nil
-		}
-		return p.errorf(n, field, "must be none or a list of regular expressions")
-	}
-	if n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
-		return p.errorf(n, field, "an empty list allows nothing; write none")
-	}
-	if len(n.Content) > MaxArgumentPatterns {
-		return p.errorf(n, field, "more than %d patterns", MaxArgumentPatterns)
-	}
-	return p.sequence(n, field, func(i int, item *yaml.Node) error {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		s, err := p.str(item, f)
-		if err != nil {
-			return err
-		}
-		switch {
-		case s == "":
-			return p.errorf(item, f, "empty pattern")
-		case len(s) > MaxArgumentPatternLen:
-			return p.errorf(item, f, "pattern is longer than %d bytes", MaxArgumentPatternLen)
-		}
-		re, err := regexp.Compile(`^(?:` + s + `)$`)
-		if err != nil {
-			return p.errorf(item, f, "invalid RE2 pattern %q: %v", s, err)
-		}
-		a.Arguments = append(a.Arguments, s)
-		a.args = append(a.args, re)
-		return nil
-	})
-}
-
-// checkExecutable requires an absolute, canonical path that is not the root.
-func checkExecutable(s string) error {
-	switch {
-	case s == "":
-		return errors.New("is empty")
-	case strings.ContainsAny(s, "\x00\n\r"):
-		return fmt.Errorf("%q contains control characters", s)
-	case !filepath.IsAbs(s):
-		return fmt.Errorf("%q is not an absolute path", s)
-	case slices.Contains(strings.Split(s, "/"), ".."):
-		return fmt.Errorf("%q contains \"..\"", s)
-	case filepath.Clean(s) != s:
-		return fmt.Errorf("%q is not canonical (clean form %q)", s, filepath.Clean(s))
-	case s == "/":
-		return errors.New("the root directory is not an executable")
-	}
-	return nil
+	return false
 }

@@ -3,6 +3,7 @@ package authz
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ var manifestErrorTests = []struct {
 	{name: "unknown key", yaml: "version: 1\nalow: {tools: [click]}\n", wantField: "", wantMsg: `unknown key "alow" in the manifest`},
 	{name: "duplicate key", yaml: "version: 1\nversion: 1\n", wantMsg: `duplicate key "version"`},
 	{name: "missing version", yaml: "expires_after: 1h\nidle_timeout: 1m\nallow: {tools: [click]}\n", wantField: "version", wantMsg: "is required"},
-	{name: "bad version", yaml: "version: 3\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [click]}\n", wantField: "version", wantMsg: "unsupported version 3"},
+	{name: "bad version", yaml: "version: 4\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [click]}\n", wantField: "version", wantMsg: "unsupported version 4; this release reads versions 1, 2 and 3"},
 	{name: "version string", yaml: "version: \"1\"\n", wantField: "version", wantMsg: "must be the integer 1"},
 	{name: "missing expiry", yaml: "version: 1\nidle_timeout: 1m\nallow: {tools: [click]}\n", wantField: "expires_after", wantMsg: "is required"},
 	{name: "missing idle", yaml: "version: 1\nexpires_after: 1h\nallow: {tools: [click]}\n", wantField: "idle_timeout", wantMsg: "is required"},
@@ -87,7 +88,7 @@ var manifestErrorTests = []struct {
 	{name: "tool twice", yaml: "version: 1\nallow: {tools: [click, click]}\n", wantField: "allow.tools[1]", wantMsg: "listed twice"},
 	{name: "alias twice", yaml: "version: 1\nallow: {tools: [type_text, type_text_chars]}\n", wantField: "allow.tools[1]", wantMsg: "listed twice"},
 	{name: "tool not a string", yaml: "version: 1\nallow: {tools: [1]}\n", wantField: "allow.tools[0]", wantMsg: "must be a string"},
-	{name: "tool in both lists", yaml: "version: 1\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [click]}\ndeny: {tools: [click]}\n", wantField: "deny.tools", wantMsg: `"click" appears in both`},
+	{name: "tool in both lists", yaml: "version: 1\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [click]}\ndeny: {tools: [click]}\n", wantField: "deny.tools[0]", wantMsg: `tool "click" appears in more than one decision set (allow.tools and deny.tools)`},
 	{name: "relative path", yaml: "version: 1\nresources: {apps: [{executable: bin/xterm}]}\n", wantField: "resources.apps[0].executable", wantMsg: "not an absolute path"},
 	{name: "dotdot path", yaml: "version: 1\nresources: {apps: [{executable: /usr/../bin/sh}]}\n", wantField: "resources.apps[0].executable", wantMsg: `contains ".."`},
 	{name: "unclean path", yaml: "version: 1\nresources: {apps: [{executable: /usr/bin//xterm}]}\n", wantField: "resources.apps[0].executable", wantMsg: "not canonical"},
@@ -97,14 +98,15 @@ var manifestErrorTests = []struct {
 	{name: "app twice", yaml: "version: 1\nresources: {apps: [{executable: /bin/a}, {executable: /bin/a}]}\n", wantField: "resources.apps[1].executable", wantMsg: "listed twice"},
 	{name: "bad terminate", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, terminate: always}]}\n", wantField: "resources.apps[0].terminate", wantMsg: "want deny, driver_launched or any"},
 	{name: "launch not bool", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, launch: \"yes\"}]}\n", wantField: "resources.apps[0].launch", wantMsg: "must be true or false"},
-	{name: "unknown app key", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, windows: all}]}\n", wantField: "resources.apps[0]", wantMsg: `unknown key "windows"`},
-	{name: "unknown resource", yaml: "version: 1\nresources: {files: {}}\n", wantField: "resources", wantMsg: `unknown key "files"`},
-	{name: "unknown desktop key", yaml: "version: 1\nresources: {desktop: {display: true}}\n", wantField: "resources.desktop", wantMsg: `unknown key "display"`},
+	{name: "unknown app key", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, colour: red}]}\n", wantField: "resources.apps[0]", wantMsg: `unknown key "colour"`},
+	{name: "unknown resource", yaml: "version: 1\nresources: {network: {}}\n", wantField: "resources", wantMsg: `unknown key "network"`},
+	{name: "unknown desktop key", yaml: "version: 1\nresources: {desktop: {screen: true}}\n", wantField: "resources.desktop", wantMsg: `unknown key "screen"`},
+	{name: "reference desktop key in cua-host format", yaml: "version: 1\nresources: {desktop: {display: true}}\n", wantField: "resources.desktop.display", wantMsg: "belongs to the reference's format"},
 	{name: "clipboard not bool", yaml: "version: 1\nresources: {clipboard: {read: 1}}\n", wantField: "resources.clipboard.read", wantMsg: "must be true or false"},
 	{name: "anchor", yaml: "version: 1\nallow: &a {tools: [click]}\ndeny: *a\n", wantField: "allow", wantMsg: "anchors and aliases"},
 	{name: "merge key", yaml: "version: 1\n<<: {version: 1}\n", wantMsg: "merge keys"},
 	{name: "two documents", yaml: "version: 1\n---\nversion: 1\n", wantMsg: "one YAML document"},
-	{name: "mode field", yaml: "version: 1\nmode: unrestricted\n", wantMsg: `unknown key "mode"`},
+	{name: "mode field", yaml: "version: 1\nmode: unrestricted\n", wantField: "mode", wantMsg: `"unrestricted": a version 1 or 2 manifest's mode must be bounded`},
 	{name: "arguments not a list", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: all}]}\n", wantField: "resources.apps[0].arguments", wantMsg: "must be none or a list"},
 	{name: "arguments empty list", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: []}]}\n", wantField: "resources.apps[0].arguments", wantMsg: "write none"},
 	{name: "arguments bad pattern", yaml: "version: 1\nresources: {apps: [{executable: /bin/a, arguments: ['(']}]}\n", wantField: "resources.apps[0].arguments[0]", wantMsg: "invalid RE2 pattern"},
@@ -228,7 +230,11 @@ func TestManifestCheck(t *testing.T) {
 
 func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(validManifest))
+	f.Add([]byte(referenceExample))
 	for _, tt := range manifestErrorTests {
+		f.Add([]byte(tt.yaml))
+	}
+	for _, tt := range driverErrorTests {
 		f.Add([]byte(tt.yaml))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -244,7 +250,7 @@ func FuzzParseManifest(f *testing.F) {
 			return
 		}
 		// An accepted manifest satisfies every documented invariant.
-		if m.Version != ManifestVersion || len(m.AllowTools) == 0 {
+		if m.Version < MinManifestVersion || m.Version > MaxManifestVersion || len(m.AllowTools) == 0 {
 			t.Fatalf("accepted %+v", m)
 		}
 		if m.ExpiresAfter <= 0 || m.ExpiresAfter > MaxManifestLifetime || m.IdleTimeout <= 0 || m.IdleTimeout > m.ExpiresAfter {
@@ -261,8 +267,37 @@ func FuzzParseManifest(f *testing.F) {
 			}
 		}
 		for _, tool := range m.AllowTools {
-			if e, ok := DefaultInventory().Lookup(tool); !ok || !e.Exposed() {
+			if e, ok := DefaultInventory().Lookup(tool); !ok || (!e.Exposed() && m.Vocabulary == VocabularyHost) {
 				t.Fatalf("accepted unknown tool %q", tool)
+			}
+		}
+		// Each vocabulary keeps to its own keys and version rules.
+		switch m.Vocabulary {
+		case VocabularyHost:
+			if m.Version != 1 || m.Mode != "" || len(m.AskTools) > 0 || len(m.DesktopApplications) > 0 || len(m.DesktopWindows) > 0 || m.DriverSHA256 != "" {
+				t.Fatalf("accepted a cua-host manifest with reference fields: %+v", m)
+			}
+		case VocabularyDriver:
+			if (m.Version == 3) != (m.Mode == "") || (m.Version == 3 && len(m.AskTools) > 0) || (m.Version == 1 && len(m.Apps) > 0) || len(m.DriverSHA256) != 64 {
+				t.Fatalf("accepted a reference manifest breaking its version rules: %+v", m)
+			}
+			if m.ClipboardRead != m.Allows("clipboard_read") || m.ClipboardWrite != m.Allows("clipboard_write") || m.DesktopObserve != m.DesktopInput {
+				t.Fatalf("reference grants do not follow their keys: %+v", m)
+			}
+		default:
+			t.Fatalf("vocabulary %v", m.Vocabulary)
+		}
+		for _, tool := range m.AskTools {
+			if m.Allows(tool) {
+				t.Fatalf("%s allowed and in ask.tools", tool)
+			}
+		}
+		if hasDuplicates(m.DesktopApplications) || hasDuplicates(m.DesktopWindows) || hasDuplicates(m.TerminatePIDs) {
+			t.Fatalf("accepted repeated pids: %+v", m)
+		}
+		for _, g := range append(slices.Clone(m.FilesRead), m.FilesWrite...) {
+			if checkGrantPath(g.Path) != nil || checkGrantPath(g.Canonical) != nil {
+				t.Fatalf("accepted path grant %+v", g)
 			}
 		}
 	})

@@ -43,5 +43,5 @@ func ParseMode(s string) (Mode, error) {
 	case "unrestricted", "yolo":
 		return Unrestricted, nil
 	}
-	return 0, fmt.Errorf("unknown permission mode %q; expected standard, bounded, or unrestricted", s)
+	return 0, fmt.Errorf("unknown permission mode '%s'; expected standard, bounded, or unrestricted", s)
 }

@@ -35,6 +35,9 @@ type Resource struct {
 	Argv []string
 	// DesktopID is the desktop entry a launch runs ("debian-xterm.desktop"), or "".
 	DesktopID string
+	// Path is the canonical path of a file a call reads or writes (ResourceFile): absolute,
+	// its directories' symbolic links resolved, the file itself no symbolic link.
+	Path string
 	// Declared is true when a launch runs a desktop entry the system declares, exactly
 	// as its Exec line says, with only file or URL arguments its field codes take, and
 	// outside a terminal. Standard sessions need consent for every other launch.
@@ -43,7 +46,7 @@ type Resource struct {
 
 // String names the resource exactly, the way a ConsentRequest does:
 // "window:pid=123,id=0x400001", "process:pid=123", "display", "clipboard",
-// "application:/usr/bin/xterm".
+// "application:/usr/bin/xterm", "file:/data/out/shot.png".
 func (r Resource) String() string {
 	switch r.Kind {
 	case ResourceWindow:
@@ -55,6 +58,8 @@ func (r Resource) String() string {
 		return "process:pid=" + strconv.Itoa(r.PID)
 	case ResourceApplication:
 		return "application:" + r.Executable
+	case ResourceFile:
+		return "file:" + r.Path
 	}
 	return r.Kind.String()
 }
@@ -70,13 +75,18 @@ type GrantKey struct {
 	// Command is a launch's exact argument vector, NUL-separated (arguments cannot hold
 	// NUL): a grant to run one command line never covers another.
 	Command string
+	// Path is a file's canonical path: a grant to write one file never covers another.
+	Path string
 }
 
 // Key returns the grant scope of a call on r.
 func (r Resource) Key() GrantKey {
 	k := GrantKey{Kind: r.Kind, Op: r.Op, PID: r.PID, Window: r.Window, StartTime: r.StartTime}
-	if r.Kind == ResourceApplication {
+	switch r.Kind {
+	case ResourceApplication:
 		k.Command = strings.Join(r.Argv, "\x00")
+	case ResourceFile:
+		k.Path = r.Path
 	}
 	return k
 }

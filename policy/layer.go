@@ -43,6 +43,9 @@ const MaxLayerSize = 1 << 20
 // hashDomain separates the policy hash from every other SHA-256 in cua-host.
 const hashDomain = "cua-host-policy-v1\x00"
 
+// driverHashDomain is the reference driver's domain string for the same recipe.
+const driverHashDomain = "cua-driver-policy-v1\x00"
+
 // File is one policy file: its base name and its exact contents.
 type File struct {
 	// Name is the file's base name ("policy.yaml", "10-apps.rego"). Its
@@ -98,7 +101,7 @@ func Parse(kind Kind, files []File) (*Layer, error) {
 		l.files[i] = File{Name: f.Name, Data: bytes.Clone(f.Data)}
 	}
 	slices.SortFunc(l.files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
-	l.sum = hashFiles(l.files)
+	l.sum = hashFiles(hashDomain, l.files)
 
 	var err error
 	switch kind {
@@ -163,11 +166,11 @@ func kindOfName(name string) (Kind, bool) {
 	return 0, false
 }
 
-// hashFiles is SHA-256 over hashDomain and, per file in order,
+// hashFiles is SHA-256 over domain and, per file in order,
 // u64be(len(name)) || name || u64be(len(data)) || data.
-func hashFiles(files []File) string {
+func hashFiles(domain string, files []File) string {
 	h := sha256.New()
-	h.Write([]byte(hashDomain))
+	h.Write([]byte(domain))
 	var n [8]byte
 	for _, f := range files {
 		binary.BigEndian.PutUint64(n[:], uint64(len(f.Name)))
@@ -187,6 +190,11 @@ func (l *Layer) Kind() Kind { return l.kind }
 // domain string "cua-host-policy-v1\x00" and, for each file in name order,
 // u64be(len(name)) || name || u64be(len(data)) || data.
 func (l *Layer) SHA256() string { return l.sum }
+
+// DriverSHA256 returns the digest the reference driver reports for the same files: the
+// recipe of SHA256 with the domain string "cua-driver-policy-v1\x00". Operators compare it
+// with what the reference's status shows for the same policy.
+func (l *Layer) DriverSHA256() string { return hashFiles(driverHashDomain, l.files) }
 
 // Files returns a copy of the layer's files in name order: the exact bytes
 // that were hashed and compiled. Parse(l.Kind(), l.Files()) rebuilds an

@@ -19,8 +19,12 @@ import (
 const (
 	// regoQuery is the rule a Rego policy must define, as a boolean.
 	regoQuery = "data.cua.policy.allow"
-	// regoServer is input.server.
-	regoServer = "cua-host"
+	// regoServer is input.server for cua-host's own policies, and regoDriverServer for
+	// policies written for the reference driver (serverFor).
+	regoServer       = "cua-host"
+	regoDriverServer = "cua-driver"
+	// regoImplementation is input.implementation, whatever input.server says.
+	regoImplementation = "cua-host"
 	// regoLoadTimeout bounds compiling and the synthetic evaluation at load.
 	regoLoadTimeout = 30 * time.Second
 	// maxArgDepth bounds the nesting of arguments converted for Rego.
@@ -37,6 +41,29 @@ var regoEvalTime = time.Unix(0, 0).UTC()
 type regoPolicy struct {
 	pq      rego.PreparedEvalQuery
 	modules []string // "file.rego (package cua.policy)", in file order
+	// server is input.server for this layer (serverFor).
+	server string
+}
+
+// serverFor chooses input.server for a layer from its modules: "cua-driver" when a
+// module holds the string "cua-driver" and none holds "cua-host" (a policy written for the
+// reference driver, which tests input.server == "cua-driver"), else "cua-host". Either
+// way input.implementation is "cua-host", so a policy can tell the two programs apart.
+func serverFor(modules []*ast.Module) string {
+	driver, host := false, false
+	for _, m := range modules {
+		ast.WalkTerms(m, func(t *ast.Term) bool {
+			if s, ok := t.Value.(ast.String); ok {
+				driver = driver || string(s) == regoDriverServer
+				host = host || string(s) == regoServer
+			}
+			return false
+		})
+	}
+	if driver && !host {
+		return regoDriverServer
+	}
+	return regoServer
 }
 
 // regoCapabilities returns OPA's capabilities without any nondeterministic
@@ -63,7 +90,7 @@ func regoCapabilities() (caps *ast.Capabilities, removed map[string]bool) {
 // compileRego parses, compiles and checks the Rego modules in files (in
 // order): data.cua.policy.allow must be defined, typed boolean by the type
 // checker, and evaluate to a boolean or undefined for the synthetic input
-// {"server":"cua-host","tool":"","arguments":{}}.
+// {"server":"cua-host","tool":"","arguments":{}} (server as serverFor chooses).
 func compileRego(files []File) (*regoPolicy, error) {
 	caps, removed := regoCapabilities()
 	var comp *ast.Compiler
@@ -77,6 +104,7 @@ func compileRego(files []File) (*regoPolicy, error) {
 		rego.CompilerHook(func(c *ast.Compiler) { comp = c }),
 	}
 	modules := make([]string, 0, len(files))
+	var parsed []*ast.Module
 	for _, f := range files {
 		if len(bytes.TrimSpace(f.Data)) == 0 {
 			return nil, invalidf("%s: empty Rego module (it needs a package declaration)", f.Name)
@@ -97,6 +125,7 @@ func compileRego(files []File) (*regoPolicy, error) {
 		pkg := strings.TrimPrefix(m.Package.Path.String(), "data.")
 		modules = append(modules, f.Name+" (package "+pkg+")")
 		opts = append(opts, rego.ParsedModule(m))
+		parsed = append(parsed, m)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), regoLoadTimeout)
@@ -116,10 +145,10 @@ func compileRego(files []File) (*regoPolicy, error) {
 		return nil, invalidf("%s must be boolean, but the type checker infers %s; write `default allow := false` and `allow if { … }`",
 			regoQuery, types.Sprint(t))
 	}
-	r := &regoPolicy{pq: pq, modules: modules}
+	r := &regoPolicy{pq: pq, modules: modules, server: serverFor(parsed)}
 	if _, err := r.eval(ctx, "", input{}); err != nil {
 		return nil, &problem{
-			msg:   fmt.Sprintf(`evaluating %s for the input {"server":%q,"tool":"","arguments":{}}: %v`, regoQuery, regoServer, err),
+			msg:   fmt.Sprintf(`evaluating %s for the input {"server":%q,"tool":"","arguments":{}}: %v`, regoQuery, r.server, err),
 			kind:  ErrInvalid,
 			cause: err,
 		}
@@ -227,7 +256,7 @@ func (r *regoPolicy) summary() string {
 // eval runs the prepared query. Undefined is false; a result that is not a
 // boolean is an ErrEvaluation error.
 func (r *regoPolicy) eval(ctx context.Context, tool string, input input) (bool, error) {
-	in, err := regoInput(tool, input)
+	in, err := regoInput(r.server, tool, input)
 	if err != nil {
 		return false, &problem{msg: "arguments: " + err.Error(), kind: ErrEvaluation, cause: err}
 	}
@@ -252,10 +281,10 @@ func (r *regoPolicy) eval(ctx context.Context, tool string, input input) (bool, 
 	return b, nil
 }
 
-// regoInput builds {"server":"cua-host","tool":tool,"arguments":{…}}, leaving
-// out reserved top-level arguments, plus "target":{…} when the call has a
-// resolved target.
-func regoInput(tool string, in input) (ast.Value, error) {
+// regoInput builds {"server":server,"implementation":"cua-host","tool":tool,
+// "arguments":{…}}, leaving out reserved top-level arguments, plus "target":{…}
+// when the call has a resolved target.
+func regoInput(server, tool string, in input) (ast.Value, error) {
 	kvs := make([][2]*ast.Term, 0, len(in.args))
 	for k, v := range in.args {
 		if Reserved(k) {
@@ -268,7 +297,8 @@ func regoInput(tool string, in input) (ast.Value, error) {
 		kvs = append(kvs, [2]*ast.Term{ast.StringTerm(k), ast.NewTerm(val)})
 	}
 	top := [][2]*ast.Term{
-		{ast.StringTerm("server"), ast.StringTerm(regoServer)},
+		{ast.StringTerm("server"), ast.StringTerm(server)},
+		{ast.StringTerm("implementation"), ast.StringTerm(regoImplementation)},
 		{ast.StringTerm("tool"), ast.StringTerm(tool)},
 		{ast.StringTerm("arguments"), ast.NewTerm(ast.NewObject(kvs...))},
 	}

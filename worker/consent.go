@@ -169,6 +169,12 @@ func describeConsent(label, toolName string, r authz.Resource) string {
 		what = "the whole display"
 	case authz.ResourceClipboard:
 		what = "the clipboard"
+	case authz.ResourceFile:
+		verb := "read the file"
+		if r.Op == authz.OpWrite {
+			verb = "create or replace the file"
+		}
+		return fmt.Sprintf("session %q wants to %s %s (tool %s)", label, verb, r.Path, toolName)
 	case authz.ResourceApplication:
 		why := "a program that is no desktop application the system declares, or with other arguments than its entry takes"
 		if r.DesktopID != "" {

@@ -69,8 +69,18 @@ func unresolved(code authz.Code, format string, args ...any) resolution {
 }
 
 // resolve finds what a call touches. e may be nil (an unclassified tool): then only the
-// generic pid and window_id arguments are checked against the hard invariants.
+// generic pid and window_id arguments are checked against the hard invariants. The files
+// a call names are further resources (resolve_files.go).
 func (r *resolver) resolve(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any) resolution {
+	res := r.resolveTarget(ctx, s, tool, e, args)
+	if e == nil {
+		return res
+	}
+	return r.withFiles(tool, args, res)
+}
+
+// resolveTarget finds the resource a call's tool touches (see resolve).
+func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any) resolution {
 	if k := foldedKey(args); k != "" {
 		return unresolved(authz.CodeInvalidArguments, "argument %q: argument names are case-sensitive", k)
 	}
@@ -393,12 +403,13 @@ func (r *resolver) focusProtected(ctx context.Context) bool {
 // targetKeys are the arguments the resolver reads. Handlers decode arguments with
 // encoding/json, which matches field names case-insensitively (and folds ſ to s, K to k);
 // a key that only folds to one of these would reach the handler unseen by the resolver.
-var targetKeys = []string{"pid", "window_id", "scope", "x", "y", "from_x", "from_y", "to_x", "to_y", "name", "launch_path", "target"}
+var targetKeys = []string{"pid", "window_id", "scope", "x", "y", "from_x", "from_y", "to_x", "to_y", "name", "launch_path", "target",
+	"screenshot_out_file", "image_path", "file_path"}
 
 // foldedKey returns an argument name that is not one of targetKeys but folds to one, or "".
 func foldedKey(args map[string]any) string {
 	for k := range args {
-		if len(k) > 16 || slices.Contains(targetKeys, k) {
+		if len(k) > 64 || slices.Contains(targetKeys, k) {
 			continue
 		}
 		for _, t := range targetKeys {

@@ -51,7 +51,7 @@ func TestCallCLI(t *testing.T) {
 		{name: "missing policy file", args: []string{"call", "--policy", filepath.Join(dir, "nope.yaml"), "health_report"}, wantExit: 2, wantStderr: "user policy"},
 		{name: "unrestricted without bypass", args: []string{"call", "--mode", "unrestricted", "health_report"}, wantExit: 2, wantStderr: "--dangerously-bypass-approvals"},
 		{name: "bypass with standard", args: []string{"call", "--dangerously-bypass-approvals", "health_report"}, wantExit: 2, wantStderr: "cannot be combined"},
-		{name: "bounded without manifest", args: []string{"call", "--mode", "bounded", "health_report"}, wantExit: 2, wantStderr: "--manifest"},
+		{name: "bounded without manifest", args: []string{"call", "--mode", "bounded", "health_report"}, wantExit: 2, wantStderr: errMissingManifest},
 		{name: "unknown mode", args: []string{"call", "--mode", "godmode", "health_report"}, wantExit: 2, wantStderr: "unknown permission mode"},
 		{name: "bad display", args: []string{"call", "--display", "nowhere", "health_report"}, wantExit: 1, wantStderr: "--display"},
 	}

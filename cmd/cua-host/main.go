@@ -12,6 +12,8 @@
 //	cua-host policy check|eval …             test policy files without a desktop
 //	cua-host journal verify|show DIR         check or look at a journal (--journal DIR)
 //	cua-host inventory [--json]              print the reviewed tool inventory
+//	cua-host status [--json]                 the mode, policy layers and manifest run would use
+//	cua-host list-tools [--json]             every tool with its input schema
 //	cua-host version                         print the version
 //
 // The hidden entry points `__worker`, `__mcp-proxy` and `__serve-janitor` are how the host re-executes itself
@@ -70,6 +72,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPolicy(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "inventory":
 		return runInventory(args[1:], stdout, stderr)
+	case "status":
+		return runStatus(args[1:], os.Getenv, stdout, stderr)
+	case "list-tools":
+		return runListTools(args[1:], stdout, stderr)
 	case "journal":
 		return runJournal(args[1:], stdout, stderr)
 	case "replay":
@@ -89,6 +95,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   cua-host run [--display auto|private|:N] [--screen WxH] [--mode M] [--manifest F] [--policy F]
+               [--permission-mode M] [--capability-manifest F --approve-capability-manifest]
+               [--dangerously-bypass-approvals]
                [--managed-policy F] [--consent deny|tty] [--session-ttl D] [--idle-ttl D]
                [--http 127.0.0.1:PORT] [--log-file F] [--log-level L]   serve MCP (stdio) to one agent
                [--journal DIR [--journal-text] [--journal-screenshots=false]
@@ -105,6 +113,9 @@ func usage(w io.Writer) {
   cua-host policy check [--managed-policy FILE] [--policy FILE]
   cua-host policy eval [--managed-policy FILE] [--policy FILE] --tool NAME [--args JSON]
   cua-host inventory [--json | --markdown]
+  cua-host status [--mode M] [--manifest F | --capability-manifest F --approve-capability-manifest]
+                  [--policy F] [--managed-policy F] [--json]   the startup configuration run would use
+  cua-host list-tools [--json]                every tool (with --json its input schema)
   cua-host version
 `)
 }

@@ -155,11 +155,14 @@ func replayCeiling(p *replay.Plan, bypass bool, getenv func(string) string) (aut
 		}
 		seen[m] = true
 		if m == authz.Unrestricted {
+			disabled, err := unrestrictedDisabled(getenv)
 			switch {
+			case err != nil:
+				return c, err
 			case !bypass:
 				return c, errors.New("the journal has a session in mode unrestricted: replaying it requires --dangerously-bypass-approvals")
-			case truthy(getenv(envDisableUnrestricted)):
-				return c, fmt.Errorf("permission mode unrestricted is disabled by managed startup configuration (%s)", envDisableUnrestricted)
+			case disabled:
+				return c, errors.New(errUnrestrictedDisable)
 			}
 			c.UnrestrictedAcknowledged = true
 		}

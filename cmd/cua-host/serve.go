@@ -63,8 +63,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			if !*bypass {
 				return fail("--allow-modes unrestricted needs --dangerously-bypass-approvals")
 			}
-			if truthy(os.Getenv(envDisableUnrestricted)) {
-				return fail("mode unrestricted is disabled by managed startup configuration (%s)", envDisableUnrestricted)
+			disabled, err := unrestrictedDisabled(os.Getenv)
+			if err != nil {
+				return fail("%v", err)
+			}
+			if disabled {
+				return fail("%s", errUnrestrictedDisable)
 			}
 			ceiling.UnrestrictedAcknowledged = true
 		}

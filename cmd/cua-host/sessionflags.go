@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -16,9 +14,7 @@ import (
 
 // sessionFlags are the authorization flags `run` and `call` share.
 type sessionFlags struct {
-	mode          string
-	manifest      string
-	bypass        bool
+	auth          *authFlags
 	consent       string
 	sessionTTL    time.Duration
 	idleTTL       time.Duration
@@ -34,10 +30,7 @@ type sessionFlags struct {
 
 // addSessionFlags registers the shared flags on fs.
 func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
-	f := &sessionFlags{}
-	fs.StringVar(&f.mode, "mode", "standard", "permission mode: standard, bounded or unrestricted")
-	fs.StringVar(&f.manifest, "manifest", "", "bounded manifest (YAML); required with --mode bounded")
-	fs.BoolVar(&f.bypass, "dangerously-bypass-approvals", false, "required with --mode unrestricted: skip consent prompts")
+	f := &sessionFlags{auth: addAuthFlags(fs)}
 	fs.StringVar(&f.consent, "consent", "", "consent provider for standard mode: dialog (a window on the display), tty (ask on /dev/tty) or deny (refuse with authorization_required); default dialog on a shared display, deny on a private one")
 	fs.DurationVar(&f.sessionTTL, "session-ttl", 8*time.Hour, "session lifetime (≤ 24h)")
 	fs.DurationVar(&f.idleTTL, "idle-ttl", 30*time.Minute, "idle timeout (≤ session TTL)")
@@ -66,33 +59,18 @@ type sessionSetup struct {
 	journal *host.JournalOptions
 }
 
-// envDisableUnrestricted, when true (1, true, yes, on), forbids --mode unrestricted: a
-// managed machine's way to keep approvals on.
-const envDisableUnrestricted = "CUA_HOST_DISABLE_UNRESTRICTED"
-
 // maxTTL bounds --session-ttl as the reference system does.
 const maxTTL = 24 * time.Hour
 
-// resolve validates flag combinations (with the meaning of the reference's startup
-// errors) and loads the policy and manifest files. Any error stops the program before it
-// starts anything.
+// resolve validates flag combinations and the environment (the reference's startup
+// errors, startupAuth) and loads the policy and manifest files. Any error stops the
+// program before it starts anything.
 func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessionSetup, error) {
-	mode, err := authz.ParseMode(f.mode)
+	auth, err := f.auth.resolve(getenv)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case mode == authz.Unrestricted && !f.bypass:
-		return nil, fmt.Errorf("permission mode unrestricted requires --dangerously-bypass-approvals")
-	case f.bypass && mode != authz.Unrestricted:
-		return nil, fmt.Errorf("--dangerously-bypass-approvals cannot be combined with --mode %s", mode)
-	case mode == authz.Bounded && f.manifest == "":
-		return nil, fmt.Errorf("permission mode bounded requires --manifest <path>")
-	case f.manifest != "" && mode != authz.Bounded:
-		return nil, fmt.Errorf("--manifest applies only to --mode bounded (got --mode %s)", mode)
-	case mode == authz.Unrestricted && truthy(getenv(envDisableUnrestricted)):
-		return nil, fmt.Errorf("permission mode unrestricted is disabled by managed startup configuration (%s)", envDisableUnrestricted)
-	}
+	mode := auth.mode
 	if f.sessionTTL < time.Second || f.sessionTTL > maxTTL {
 		return nil, fmt.Errorf("--session-ttl %v must be in [1s, %v]", f.sessionTTL, maxTTL)
 	}
@@ -121,14 +99,14 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	var manifest []byte
 	var parsed *authz.Manifest
 	ttl, idle := f.sessionTTL, f.idleTTL
-	if f.manifest != "" {
-		if manifest, err = os.ReadFile(f.manifest); err != nil {
-			return nil, fmt.Errorf("manifest: %w", err)
+	if auth.manifestPath != "" {
+		if manifest, err = authz.ReadManifest(auth.manifestPath); err != nil {
+			return nil, err
 		}
 		if parsed, err = authz.ParseManifest(manifest, authz.DefaultInventory()); err != nil {
 			var me *authz.ManifestError
 			if errors.As(err, &me) {
-				me.File = f.manifest
+				me.File = auth.manifestPath
 			}
 			return nil, err
 		}
@@ -155,15 +133,6 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		consent:  f.consent,
 		manifest: parsed,
 	}, nil
-}
-
-// truthy reports whether an environment value means yes: 1, true, yes or on.
-func truthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
 }
 
 // consentFor returns the consent provider for the display the worker drives: the one

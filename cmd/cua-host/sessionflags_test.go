@@ -31,22 +31,52 @@ func TestSessionFlagsResolve(t *testing.T) {
 	}
 	good := write("good.yaml", "version: 1\nexpires_after: 2h\nidle_timeout: 10m\nallow: {tools: [click]}\nresources: {apps: [{executable: /usr/bin/xterm, launch: true}]}\n")
 	bad := write("bad.yaml", "version: 1\nexpires_after: 2h\nidle_timeout: 10m\nallow: {tools: [clik]}\n")
+	refSrc, err := os.ReadFile("../../worker/testdata/reference-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference := write("reference.yaml", strings.ReplaceAll(string(refSrc), "/usr/bin/example-editor", "/usr/bin/xterm"))
 	relative := write("rel.yaml", "version: 1\nexpires_after: 2h\nidle_timeout: 10m\nallow: {tools: [click]}\nresources: {apps: [{executable: xterm}]}\n")
 	tests := []struct {
 		name string
 		args []string
 		env  map[string]string
 		want string // error substring; "" resolves
+		mode authz.Mode
 	}{
 		{name: "default standard", args: nil},
 		{name: "unknown mode", args: []string{"--mode", "godmode"}, want: "unknown permission mode"},
 		{name: "unrestricted needs bypass", args: []string{"--mode", "unrestricted"}, want: "requires --dangerously-bypass-approvals"},
-		{name: "bypass needs unrestricted", args: []string{"--dangerously-bypass-approvals"}, want: "cannot be combined with --mode standard"},
-		{name: "bypass with bounded", args: []string{"--mode", "bounded", "--manifest", good, "--dangerously-bypass-approvals"}, want: "cannot be combined with --mode bounded"},
-		{name: "bounded needs manifest", args: []string{"--mode", "bounded"}, want: "requires --manifest"},
-		{name: "manifest needs bounded", args: []string{"--manifest", good}, want: "applies only to --mode bounded"},
+		{name: "bypass needs unrestricted", args: []string{"--dangerously-bypass-approvals"}, want: errUnexpectedBypass},
+		{name: "bypass with bounded", args: []string{"--mode", "bounded", "--manifest", good, "--dangerously-bypass-approvals"}, want: errUnexpectedBypass},
+		{name: "bounded needs manifest", args: []string{"--mode", "bounded"}, want: errMissingManifest},
+		{name: "manifest needs bounded", args: []string{"--manifest", good}, want: "applies only to permission mode bounded"},
 		{name: "unrestricted disabled", args: []string{"--mode", "unrestricted", "--dangerously-bypass-approvals"}, env: map[string]string{envDisableUnrestricted: "yes"}, want: "disabled by managed startup configuration"},
-		{name: "unrestricted acknowledged", args: []string{"--mode", "yolo", "--dangerously-bypass-approvals"}},
+		{name: "unrestricted acknowledged", args: []string{"--mode", "yolo", "--dangerously-bypass-approvals"}, mode: authz.Unrestricted},
+		// The reference's spellings and environment.
+		{name: "reference flags need approval", args: []string{"--permission-mode", "bounded", "--capability-manifest", good}, want: errMissingApproval},
+		{name: "reference flags approved", args: []string{"--permission-mode", "autonomous", "--capability-manifest", good, "--approve-capability-manifest"}, mode: authz.Bounded},
+		{name: "approval without a manifest", args: []string{"--approve-capability-manifest"}, want: errUnexpectedApproval},
+		{name: "approval from the environment without a manifest", env: map[string]string{envDriverManifestApproved: "1"}, want: errUnexpectedApproval},
+		{name: "mode and permission-mode disagree", args: []string{"--mode", "bounded", "--permission-mode", "unrestricted"}, want: "disagree"},
+		{name: "mode and permission-mode agree", args: []string{"--mode", "bounded", "--permission-mode", "autonomous", "--manifest", good}, mode: authz.Bounded},
+		{name: "two manifest flags", args: []string{"--mode", "bounded", "--manifest", good, "--capability-manifest", bad}, want: "name different files"},
+		{name: "environment bounded without a manifest", env: map[string]string{envDriverPermissionMode: "bounded"}, want: errMissingManifest},
+		{name: "environment manifest without approval", env: map[string]string{envDriverPermissionMode: "autonomous", envDriverManifestFile: good}, want: errMissingApproval},
+		{name: "environment manifest approved", env: map[string]string{envDriverPermissionMode: "autonomous", envDriverManifestFile: good, envDriverManifestApproved: "on"}, mode: authz.Bounded},
+		{name: "environment manifest approved by cua-host's variable", env: map[string]string{envPermissionMode: "bounded", envDriverManifestFile: good, envManifestApproved: "yes"}, mode: authz.Bounded},
+		{name: "reference example manifest", env: map[string]string{envDriverPermissionMode: "bounded", envDriverManifestFile: reference, envDriverManifestApproved: "true"}, mode: authz.Bounded},
+		{name: "environment manifest in standard mode", env: map[string]string{envDriverManifestFile: good, envDriverManifestApproved: "1"}, want: "applies only to permission mode bounded"},
+		{name: "environment unrestricted without bypass", env: map[string]string{envDriverPermissionMode: "yolo"}, want: errMissingBypass},
+		{name: "environment unrestricted with bypass", env: map[string]string{envDriverPermissionMode: "yolo", envDriverBypass: "TRUE"}, mode: authz.Unrestricted},
+		{name: "environment bypass in standard mode", env: map[string]string{envBypass: "1"}, want: errUnexpectedBypass},
+		{name: "a flag wins over the environment", args: []string{"--mode", "standard"}, env: map[string]string{envDriverPermissionMode: "bounded"}, mode: authz.Standard},
+		{name: "cua-host's variable and the reference's agree", env: map[string]string{envPermissionMode: "yolo", envDriverPermissionMode: "unrestricted", envDriverBypass: "1"}, mode: authz.Unrestricted},
+		{name: "cua-host's variable and the reference's disagree", env: map[string]string{envPermissionMode: "standard", envDriverPermissionMode: "bounded"}, want: envPermissionMode + `="standard" and ` + envDriverPermissionMode + `="bounded" disagree`},
+		{name: "unknown mode in the environment", env: map[string]string{envDriverPermissionMode: "godmode"}, want: "unknown permission mode 'godmode'; expected standard, bounded, or unrestricted"},
+		{name: "reference switch disables unrestricted", args: []string{"--mode", "unrestricted", "--dangerously-bypass-approvals"}, env: map[string]string{envDriverDisableUnrestricted: "on"}, want: errUnrestrictedDisable},
+		{name: "switches disagree", args: []string{"--mode", "unrestricted", "--dangerously-bypass-approvals"}, env: map[string]string{envDisableUnrestricted: "0", envDriverDisableUnrestricted: "1"}, want: "disagree"},
+		{name: "switch with a typo", env: map[string]string{envDriverDisableUnrestricted: "ture"}, want: "want 1, true, yes or on"},
 		{name: "bad consent", args: []string{"--consent", "always"}, want: "want dialog, tty or deny"},
 		{name: "dialog consent", args: []string{"--consent", "dialog"}},
 		{name: "tty consent", args: []string{"--consent", "tty"}},
@@ -75,6 +105,9 @@ func TestSessionFlagsResolve(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("resolve(%v) = %v", tt.args, err)
+			}
+			if tt.mode != 0 && setup.spec.Mode != tt.mode {
+				t.Errorf("mode = %s, want %s", setup.spec.Mode, tt.mode)
 			}
 			if err := setup.ceiling.Validate(); err != nil {
 				t.Errorf("ceiling %+v: %v", setup.ceiling, err)
@@ -140,6 +173,7 @@ func TestCallAuthorizationFlags(t *testing.T) {
 	os.WriteFile(good, []byte("version: 1\nexpires_after: 1h\nidle_timeout: 5m\nallow: {tools: [get_session]}\n"), 0o600)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("version: 1\nexpires_after: 1h\nidle_timeout: 5m\nallow: {tools: [get_session]}\nresources: {apps: [{executable: ../x}]}\n"), 0o600)
+	reference, _ := referenceManifestFile(t, dir)
 	tests := []struct {
 		name       string
 		args       []string
@@ -155,6 +189,10 @@ func TestCallAuthorizationFlags(t *testing.T) {
 		{name: "bounded session reports its manifest", args: []string{"call", "--display", "private", "--mode", "bounded", "--manifest", good, "get_session"}, display: true, wantExit: 0, wantStdout: `"mode":"bounded"`},
 		{name: "bounded session outside its manifest", args: []string{"call", "--display", "private", "--mode", "bounded", "--manifest", good, "health_report"}, display: true, wantExit: 1, wantStdout: "bounded_resource_outside_manifest"},
 		{name: "standard without a provider", args: []string{"call", "--display", "private", "clipboard_read"}, display: true, wantExit: 1, wantStdout: "authorization_required"},
+		{name: "reference environment without approval", args: []string{"call", "get_session"}, env: []string{envDriverPermissionMode + "=bounded", envDriverManifestFile + "=" + reference}, wantExit: 2, wantStderr: errMissingApproval},
+		{name: "reference environment, unrestricted without bypass", args: []string{"call", "get_session"}, env: []string{envDriverPermissionMode + "=yolo"}, wantExit: 2, wantStderr: errMissingBypass},
+		{name: "reference environment, approved manifest", args: []string{"call", "--display", "private", "end_session"}, env: []string{envDriverPermissionMode + "=bounded", envDriverManifestFile + "=" + reference, envDriverManifestApproved + "=1"}, display: true, wantExit: 0, wantStdout: `"ended":true`},
+		{name: "reference environment, tool outside the manifest", args: []string{"call", "--display", "private", "get_session"}, env: []string{envDriverPermissionMode + "=bounded", envDriverManifestFile + "=" + reference, envDriverManifestApproved + "=1"}, display: true, wantExit: 1, wantStdout: "bounded_resource_outside_manifest"},
 		{name: "a private display is the session's own", args: []string{"call", "--display", "private", "get_desktop_state", `{"max_dimension":64}`}, display: true, wantExit: 0, wantStdout: `"outcome":"completed"`},
 	}
 	for _, tt := range tests {

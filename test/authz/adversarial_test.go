@@ -199,10 +199,12 @@ func TestMalformedManifests(t *testing.T) {
 		name, manifest, want string
 	}{
 		{"unknown tool", "version: 1\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [clik]}\n", `allow.tools[0]: unknown tool "clik"`},
-		{"mode smuggled in", "version: 1\nmode: unrestricted\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [noop]}\n", `unknown key "mode"`},
+		{"mode smuggled in", "version: 1\nmode: unrestricted\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [noop]}\n", `mode: "unrestricted": a version 1 or 2 manifest's mode must be bounded`},
+		{"mode forbidden in version 3", "version: 3\nmode: bounded\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [noop]}\n", "mode: a version 3 manifest must not declare mode"},
+		{"unsupported field", "version: 3\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [noop]}\nresources: {browser: {origins: []}}\n", "resources.browser: is not supported by cua-host"},
 		{"relative executable", "version: 1\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [noop]}\nresources: {apps: [{executable: xterm}]}\n", "resources.apps[0].executable"},
 		{"bad duration", "version: 1\nexpires_after: 1d\nidle_timeout: 1m\nallow: {tools: [noop]}\n", "expires_after"},
-		{"tool in both lists", "version: 1\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [noop]}\ndeny: {tools: [noop]}\n", "appears in both"},
+		{"tool in both lists", "version: 1\nexpires_after: 1h\nidle_timeout: 1m\nallow: {tools: [noop]}\ndeny: {tools: [noop]}\n", "appears in more than one decision set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.CreateSession(context.Background(), host.SessionSpec{Label: "m", Mode: authz.Bounded, Manifest: []byte(tt.manifest)})

@@ -66,6 +66,7 @@ deny:
 // anything, with exit code 2.
 func TestStartupRefusals(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", "allow:\n  tools: [get_screen_size]\nbogus: 1\n")
+	ref := writeFile(t, "reference.yaml", "version: 3\nexpires_after: 1h\nidle_timeout: 5m\nallow: {tools: [click]}\n")
 	tests := []struct {
 		name string
 		args []string
@@ -76,6 +77,10 @@ func TestStartupRefusals(t *testing.T) {
 		{name: "missing policy", args: []string{"--policy", "/nonexistent/p.yaml"}, want: "policy"},
 		{name: "unrestricted without bypass", args: []string{"--mode", "unrestricted"}, want: "dangerously-bypass-approvals"},
 		{name: "bounded without manifest", args: []string{"--mode", "bounded"}, want: "manifest"},
+		{name: "reference manifest not approved", env: []string{"CUA_DRIVER_PERMISSION_MODE=bounded", "CUA_DRIVER_CAPABILITY_MANIFEST_FILE=" + ref},
+			want: "a configured capability manifest requires --approve-capability-manifest at trusted daemon startup"},
+		{name: "reference approval without a manifest", args: []string{"--approve-capability-manifest"}, want: "--approve-capability-manifest requires --capability-manifest <path>"},
+		{name: "reference mode without bypass", env: []string{"CUA_DRIVER_PERMISSION_MODE=yolo"}, want: "permission mode unrestricted requires --dangerously-bypass-approvals at trusted daemon startup"},
 		{name: "bad display", args: []string{"--display", "x11"}, want: "--display"},
 		{name: "bad screen", args: []string{"--screen", "big"}, want: "--screen"},
 		{name: "stray argument", args: []string{"extra"}, want: "unexpected"},

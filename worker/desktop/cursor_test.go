@@ -275,7 +275,7 @@ func TestAgentCursorOverlay(t *testing.T) {
 		t.Errorf("list_windows shows the overlay 0x%x: %s", win, raw)
 	}
 	if _, err := callAs(t, reg, sess, "click", map[string]any{"pid": os.Getpid(), "window_id": win, "x": 2, "y": 2}); refusalCode(err) != authz.CodeWindowNotFound {
-		t.Errorf("click on the overlay window = %v, want window_not_found", err)
+		t.Errorf("click on the overlay window = %v, want window_target_not_found", err)
 	}
 	zr, err := callAs(t, reg, sess, "zoom", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x1": 90, "y1": 70, "x2": 140, "y2": 130})
 	if err != nil {
