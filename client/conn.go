@@ -270,7 +270,7 @@ func (c *Conn) ListTools(ctx context.Context) ([]ToolInfo, error) {
 	}
 	var out []ToolInfo
 	for _, t := range env.GetToolList().GetTools() {
-		out = append(out, ToolInfo{Name: t.GetName(), Description: t.GetDescription(), InputSchema: t.GetInputSchema(), Annotations: t.GetAnnotations()})
+		out = append(out, ToolInfo{Name: t.GetName(), Description: t.GetDescription(), InputSchema: t.GetInputSchema(), OutputSchema: t.GetOutputSchema(), Annotations: t.GetAnnotations()})
 	}
 	return out, nil
 }

@@ -144,6 +144,11 @@ func (p *Proxy) toolsFromInfos(infos []client.ToolInfo) []*mcp.Tool {
 		} else if len(ti.InputSchema) > 0 {
 			p.log.Warn("worker sent an input schema that is not a JSON object; listing {\"type\":\"object\"}", "tool", ti.Name)
 		}
+		if isJSONObject(ti.OutputSchema) {
+			t.OutputSchema = json.RawMessage(ti.OutputSchema)
+		} else if len(ti.OutputSchema) > 0 {
+			p.log.Warn("worker sent an output schema that is not a JSON object; declaring none", "tool", ti.Name)
+		}
 		if len(ti.Annotations) > 0 {
 			var a mcp.ToolAnnotations
 			if err := json.Unmarshal(ti.Annotations, &a); err != nil {

@@ -48,3 +48,34 @@ func TestToolsListAnnotationsAreTheInventorys(t *testing.T) {
 		t.Errorf("tools/list named %d inventory tools, want the desktop tools and the built-ins", listed)
 	}
 }
+
+// TestToolsListOutputSchemas: the action tools declare the contract's closed action shape
+// as their output schema, and tools whose results have another shape declare none.
+func TestToolsListOutputSchemas(t *testing.T) {
+	h := startTestWorker(t, testWorkerOptions{register: func(reg *tool.Registry) {
+		desktop.Register(reg, nil, desktop.Options{Unavailable: errors.New("no display in this test")})
+	}})
+	c := h.mustSession("u", authz.Unrestricted, "")
+	tools, err := c.ListTools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ti := range tools {
+		got[ti.Name] = string(ti.OutputSchema)
+	}
+	for _, name := range []string{"click", "type_text", "press_key", "drag", "scroll", "set_window_frame", "invoke_menu"} {
+		if got[name] != string(tool.ActionSchema) {
+			t.Errorf("%s declares output schema %q, want the action schema", name, got[name])
+		}
+	}
+	for _, name := range []string{"list_windows", "get_desktop_state", "get_session", "verify_state", "clipboard_read"} {
+		if got[name] != "" {
+			t.Errorf("%s declares output schema %q, want none", name, got[name])
+		}
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(tool.ActionSchema, &schema); err != nil || schema["additionalProperties"] != false {
+		t.Errorf("tool.ActionSchema = %s (%v), want a closed object schema", tool.ActionSchema, err)
+	}
+}

@@ -297,7 +297,7 @@ func (w *worker) listTools(s *session) *cuav1.ToolList {
 		}
 		ann, _ := json.Marshal(e.Annotations)
 		out.Tools = append(out.Tools, &cuav1.ToolInfo{
-			Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: ann,
+			Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: ann, OutputSchema: t.OutputSchema,
 		})
 	}
 	return out

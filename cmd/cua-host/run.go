@@ -100,7 +100,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cfg.httpBind, err = mcpproxy.ParseListenAddr(*httpAddr); err != nil {
 			return fail("%v", err)
 		}
-		cfg.httpToken = os.Getenv(mcpproxy.EnvHTTPToken)
+		// The reference driver's token variable is read when cua-host's is unset.
+		if cfg.httpToken, _, err = (envPair{own: mcpproxy.EnvHTTPToken, driver: envDriverHTTPToken}).value(os.Getenv, func(a, b string) bool { return a == b }); err != nil {
+			return fail("%v", err)
+		}
 		if err := mcpproxy.CheckToken(cfg.httpToken); err != nil {
 			return fail("%v", err)
 		}

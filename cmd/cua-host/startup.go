@@ -30,6 +30,10 @@ const (
 	// way to keep approvals on.
 	envDisableUnrestricted       = "CUA_HOST_DISABLE_UNRESTRICTED"
 	envDriverDisableUnrestricted = "CUA_DRIVER_DISABLE_UNRESTRICTED"
+
+	// envDriverHTTPToken is the reference driver's name for the HTTP bearer token
+	// (cua-host's is mcpproxy.EnvHTTPToken).
+	envDriverHTTPToken = "CUA_DRIVER_RS_MCP_HTTP_TOKEN"
 )
 
 // The reference driver's startup errors, word for word.

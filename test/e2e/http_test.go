@@ -40,7 +40,7 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestHTTP: `cua-host run --http` serves streamable HTTP on loopback only with the bearer
-// token from the environment: 401 without it, 403 for a foreign Origin or Host, and a
+// token from the environment (here under the reference driver's name): 401 without it, 403 for a foreign Origin or Host, and a
 // go-sdk streamable client with the token drives it. SIGTERM ends it cleanly.
 func TestHTTP(t *testing.T) {
 	needDesktop(t)
@@ -48,7 +48,8 @@ func TestHTTP(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	logPath := t.TempDir() + "/run.log"
 	cmd := exec.Command(cuaHost, "run", "--display", "private", "--http", addr, "--log-file", logPath, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "CUA_HOST_HTTP_TOKEN="+httpToken)
+	// The reference driver's variable, which cua-host reads when its own is unset.
+	cmd.Env = append(os.Environ(), "CUA_DRIVER_RS_MCP_HTTP_TOKEN="+httpToken)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

@@ -86,6 +86,8 @@ func TestStartupRefusals(t *testing.T) {
 		{name: "stray argument", args: []string{"extra"}, want: "unexpected"},
 		{name: "short token", args: []string{"--http", "127.0.0.1:1"}, env: []string{"CUA_HOST_HTTP_TOKEN=short"}, want: "CUA_HOST_HTTP_TOKEN"},
 		{name: "no token", args: []string{"--http", "127.0.0.1:1"}, want: "CUA_HOST_HTTP_TOKEN"},
+		{name: "reference token, short", args: []string{"--http", "127.0.0.1:1"}, env: []string{"CUA_DRIVER_RS_MCP_HTTP_TOKEN=short"}, want: "CUA_HOST_HTTP_TOKEN"},
+		{name: "both tokens, different", args: []string{"--http", "127.0.0.1:1"}, env: []string{"CUA_HOST_HTTP_TOKEN=" + strings.Repeat("a", 40), "CUA_DRIVER_RS_MCP_HTTP_TOKEN=" + strings.Repeat("b", 40)}, want: "disagree"},
 		{name: "token with space", args: []string{"--http", "127.0.0.1:1"}, env: []string{"CUA_HOST_HTTP_TOKEN=" + strings.Repeat("a", 20) + " " + strings.Repeat("b", 20)}, want: "whitespace"},
 		{name: "all interfaces", args: []string{"--http", "0.0.0.0:8765"}, env: []string{"CUA_HOST_HTTP_TOKEN=" + strings.Repeat("t", 40)}, want: "loopback"},
 		{name: "public address", args: []string{"--http", "8.8.8.8:8765"}, env: []string{"CUA_HOST_HTTP_TOKEN=" + strings.Repeat("t", 40)}, want: "loopback"},

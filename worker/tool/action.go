@@ -103,3 +103,17 @@ func ActionResult(text string, a Action, details map[string]any) *Result {
 	}
 	return r
 }
+
+// ActionSchema is the JSON Schema of Action, the output schema the action tools declare
+// in tools/list: a client that validates structured content against it (the MCP
+// TypeScript SDK does) accepts every successful action result, and only those.
+var ActionSchema = []byte(`{"type":"object","additionalProperties":false,"required":["effect","route"],"properties":{` +
+	`"effect":{"type":"string","enum":["confirmed","partial","unverifiable","suspected_noop","refused"]},` +
+	`"route":{"type":"string","enum":["accessibility","synthetic_events","global_input","system_api","dom","trusted_input"]},` +
+	`"delivery":{"type":["object","null"],"additionalProperties":false,"required":["mode"],"properties":{` +
+	`"mode":{"type":"string","enum":["background","foreground","not_applicable","unknown"]},` +
+	`"delivered_count":{"type":["integer","null"],"minimum":0}}},` +
+	`"evidence":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["value_readback","window_change"]}}}},` +
+	`"escalation":{"type":["object","null"],"additionalProperties":false,"required":["target","reason"],"properties":{` +
+	`"target":{"type":"string","enum":["pixel","foreground","page","session"]},` +
+	`"reason":{"type":"string","enum":["route_unavailable","delivery_failed","effect_unconfirmed","suspected_noop","permission_required"]}}}}}`)

@@ -32,6 +32,9 @@ type Tool struct {
 	Description string
 	// InputSchema is a JSON Schema object; nil means {"type":"object"}.
 	InputSchema json.RawMessage
+	// OutputSchema, when set, is a JSON Schema object that the structured value of every
+	// successful result follows (tools/list declares it); nil declares none.
+	OutputSchema json.RawMessage
 	// Annotations are MCP hints, not authorization.
 	Annotations Annotations
 	// Quick marks a tool that returns within microseconds and never blocks on anything

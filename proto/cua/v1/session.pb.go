@@ -380,7 +380,10 @@ type ToolInfo struct {
 	// input_schema is a JSON Schema object.
 	InputSchema []byte `protobuf:"bytes,3,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	// annotations is a JSON object of MCP tool annotations.
-	Annotations   []byte `protobuf:"bytes,4,opt,name=annotations,proto3" json:"annotations,omitempty"`
+	Annotations []byte `protobuf:"bytes,4,opt,name=annotations,proto3" json:"annotations,omitempty"`
+	// output_schema is a JSON Schema object every successful result's structured content
+	// follows, or empty when the tool declares none.
+	OutputSchema  []byte `protobuf:"bytes,5,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -439,6 +442,13 @@ func (x *ToolInfo) GetInputSchema() []byte {
 func (x *ToolInfo) GetAnnotations() []byte {
 	if x != nil {
 		return x.Annotations
+	}
+	return nil
+}
+
+func (x *ToolInfo) GetOutputSchema() []byte {
+	if x != nil {
+		return x.OutputSchema
 	}
 	return nil
 }
@@ -753,12 +763,13 @@ const file_cua_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x01 \x01(\x04R\trequestId\"2\n" +
 	"\bToolList\x12&\n" +
-	"\x05tools\x18\x01 \x03(\v2\x10.cua.v1.ToolInfoR\x05tools\"\x85\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2\x10.cua.v1.ToolInfoR\x05tools\"\xaa\x01\n" +
 	"\bToolInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
 	"\finput_schema\x18\x03 \x01(\fR\vinputSchema\x12 \n" +
-	"\vannotations\x18\x04 \x01(\fR\vannotations\"\xe2\x01\n" +
+	"\vannotations\x18\x04 \x01(\fR\vannotations\x12#\n" +
+	"\routput_schema\x18\x05 \x01(\fR\foutputSchema\"\xe2\x01\n" +
 	"\n" +
 	"ToolResult\x12)\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x0f.cua.v1.OutcomeR\aoutcome\x12\x19\n" +
