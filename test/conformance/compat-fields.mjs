@@ -37,7 +37,7 @@ function describe(s) {
   const alt = s.anyOf ?? s.oneOf;
   if (alt) return alt.map(describe).join(" or ");
   if (s.type === "object" || (Array.isArray(s.type) && s.type.includes("object") && s.properties)) {
-    const keys = Object.keys(s.properties ?? {});
+    const keys = Object.keys(s.properties ?? {}).sort();
     const t = Array.isArray(s.type) ? s.type.join("|") : "object";
     return keys.length ? `${t} {${keys.join(", ")}}` : t;
   }
