@@ -230,6 +230,8 @@ func (h *Host) CreateSessionOn(ctx context.Context, spec SessionSpec, theirs *os
 		Mode:           authz.ModeToProto(spec.Mode),
 		TtlSeconds:     uint32(spec.TTL / time.Second),
 		IdleTtlSeconds: uint32(spec.IdleTTL / time.Second),
+		ClientKind:     spec.ClientKind,
+		Transport:      spec.Transport,
 	}
 	if len(spec.Manifest) > 0 {
 		sum := sha256.Sum256(spec.Manifest)

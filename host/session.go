@@ -44,6 +44,12 @@ type SessionSpec struct {
 	// TTL and IdleTTL are the session's lifetimes; zero means the ceiling's maximum.
 	TTL     time.Duration
 	IdleTTL time.Duration
+	// ClientKind and Transport say how the session is reached, as get_session reports it
+	// (the reference contract's values: ClientKind "cli", "direct" or "mcp"; Transport
+	// "cli", "daemon", "mcp_stdio" or "mcp_http"). Empty means "direct" and "daemon": a
+	// program calling through this package. They grant nothing.
+	ClientKind string
+	Transport  string
 }
 
 // SessionInfo is what the worker confirmed about a new session.

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -168,4 +169,30 @@ func (s *session) useLabel(tool string, args map[string]any) *authz.Refusal {
 		return nil
 	}
 	return s.labels.use(l, time.Now())
+}
+
+// reach is how a session is reached, in the reference contract's words.
+type reach struct{ clientKind, transport string }
+
+// reachOf validates CreateSession's client_kind and transport; empty means a program
+// embedding the host ("direct" over the host's "daemon" channel).
+func reachOf(clientKind, transport string) (reach, error) {
+	r := reach{clientKind: clientKind, transport: transport}
+	if r.clientKind == "" {
+		r.clientKind = "direct"
+	}
+	if r.transport == "" {
+		r.transport = "daemon"
+	}
+	switch r.clientKind {
+	case "cli", "direct", "mcp", "python_sdk", "typescript_sdk":
+	default:
+		return reach{}, fmt.Errorf("client_kind %q: want cli, direct, mcp, python_sdk or typescript_sdk", clientKind)
+	}
+	switch r.transport {
+	case "cli", "daemon", "mcp_stdio", "mcp_http":
+	default:
+		return reach{}, fmt.Errorf("transport %q: want cli, daemon, mcp_stdio or mcp_http", transport)
+	}
+	return r, nil
 }

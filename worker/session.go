@@ -33,6 +33,8 @@ type session struct {
 	grants authz.Grants
 	// labels are the public labels calls carry (labels.go); they carry no authority.
 	labels labels
+	// reach is how the session is reached, as the host said (get_session reports it).
+	reach reach
 
 	// ctx is cancelled when the session is revoked or ends; in-flight calls derive from it.
 	ctx    context.Context
@@ -88,6 +90,11 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
 		return
 	}
+	reach, err := reachOf(req.GetClientKind(), req.GetTransport())
+	if err != nil {
+		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
+		return
+	}
 	ttl := time.Duration(req.GetTtlSeconds()) * time.Second
 	idle := time.Duration(req.GetIdleTtlSeconds()) * time.Second
 	if err := w.ceiling.Admit(mode, ttl, idle); err != nil {
@@ -115,6 +122,7 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		w:            w,
 		conn:         conn,
 		label:        label,
+		reach:        reach,
 		authority:    auth,
 		state:        newToolSession(label, mode.String(), w.hello.GetDisplay().GetPrivate()),
 		lastActivity: now,

@@ -2,10 +2,13 @@ package worker
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/client"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/proto/wire"
 )
 
 const labelsManifest = `version: 1
@@ -31,6 +34,9 @@ func TestSessionLabels(t *testing.T) {
 	h := startTestWorker(t, testWorkerOptions{})
 	c := h.mustSession("host-label", authz.Bounded, labelsManifest)
 
+	if st := structuredMap(t, call(t, c, "get_session", nil)); st["client_kind"] != "direct" || st["transport"] != "daemon" || st["session"] != "host-label" {
+		t.Errorf("get_session = %v, want the session reached directly (no client_kind or transport given)", st)
+	}
 	st := structuredMap(t, call(t, c, "start_session", map[string]any{"session": "demo", "capture_scope": "desktop"}))
 	if st["session"] != "demo" || st["active"] != true || st["revived"] != false || st["capture_scope"] != "desktop" || st["effective_scope"] != "window" || st["desktop_unlocked"] != false {
 		t.Fatalf("start_session = %v", st)
@@ -84,4 +90,41 @@ func TestSessionLabels(t *testing.T) {
 	// Without a label, end_session ends the session itself.
 	expect(t, call(t, c, "end_session", nil), "")
 	expect(t, call(t, c, "health_report", map[string]any{"session": "other"}), authz.CodeSessionEnded)
+}
+
+// TestSessionReach: CreateSession's client_kind and transport are reported by get_session;
+// values outside the contract's words refuse the session.
+func TestSessionReach(t *testing.T) {
+	h := startTestWorker(t, testWorkerOptions{})
+	for _, tc := range []struct{ kind, transport, wantErr string }{
+		{"mcp", "mcp_http", ""},
+		{"cli", "cli", ""},
+		{"agent", "mcp_http", "client_kind"},
+		{"mcp", "carrier pigeon", "transport"},
+	} {
+		mine, theirs, err := wire.SessionPair()
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &cuav1.CreateSession{Label: "reach-" + tc.kind + "-" + strings.ReplaceAll(tc.transport, " ", "-"), Mode: authz.ModeToProto(authz.Unrestricted),
+			TtlSeconds: 60, IdleTtlSeconds: 60, ClientKind: tc.kind, Transport: tc.transport}
+		reply := h.request(&cuav1.ControlFrame{Body: &cuav1.ControlFrame_CreateSession{CreateSession: req}}, theirs)
+		theirs.Close()
+		if e := reply.GetError(); e != nil || tc.wantErr != "" {
+			mine.Close()
+			if e == nil || !strings.Contains(e.GetMessage(), tc.wantErr) {
+				t.Errorf("CreateSession(%q, %q) = %v, want an error naming %s", tc.kind, tc.transport, e, tc.wantErr)
+			}
+			continue
+		}
+		c, err := client.New(mine, client.Options{Generation: h.gen, Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := structuredMap(t, call(t, c, "get_session", nil))
+		c.Close()
+		if st["client_kind"] != tc.kind || st["transport"] != tc.transport {
+			t.Errorf("get_session = %v, want client_kind %s transport %s", st, tc.kind, tc.transport)
+		}
+	}
 }

@@ -87,7 +87,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 
-	sess, err := h.CreateSession(ctx, setup.spec)
+	spec := setup.spec
+	spec.ClientKind, spec.Transport = "cli", "cli"
+	sess, err := h.CreateSession(ctx, spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
 		return 1

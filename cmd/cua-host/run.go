@@ -175,7 +175,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 			Stderr: cfg.logOut,
 			Flags:  []string{"--log-level", levelFlag(cfg.level), "--call-timeout", cfg.callTimeout.String()},
 		},
-		Session:   cfg.setup.spec,
+		Session:   mcpSpec(cfg.setup.spec, cfg.httpBind != ""),
 		HTTPToken: cfg.httpToken,
 		// The proxy holds the agent's stream; the host keeps no copy of it, so the agent
 		// sees end-of-file as soon as the proxy is gone.
@@ -290,4 +290,13 @@ func levelFlag(l slog.Level) string {
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return err == nil
+}
+
+// mcpSpec is spec as `run` creates it: an MCP client over stdio, or over HTTP with --http.
+func mcpSpec(spec host.SessionSpec, http bool) host.SessionSpec {
+	spec.ClientKind, spec.Transport = "mcp", "mcp_stdio"
+	if http {
+		spec.Transport = "mcp_http"
+	}
+	return spec
 }

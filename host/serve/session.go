@@ -233,7 +233,8 @@ func (s *Server) startSession(ctx context.Context, d *domain, spec sessionSpec) 
 			px.Close()
 		}
 	}()
-	info, err := h.CreateSessionOn(ctx, host.SessionSpec{Label: spec.label, Mode: spec.mode, Manifest: spec.manifest, TTL: spec.ttl, IdleTTL: spec.idleTTL}, workerEnd)
+	info, err := h.CreateSessionOn(ctx, host.SessionSpec{Label: spec.label, Mode: spec.mode, Manifest: spec.manifest, TTL: spec.ttl, IdleTTL: spec.idleTTL,
+		ClientKind: "mcp", Transport: serveTransport(spec.http)}, workerEnd)
 	if err != nil {
 		var re *host.RequestError
 		if errors.As(err, &re) {
@@ -348,4 +349,13 @@ func levelName(l interface{ String() string }) string {
 		return "error"
 	}
 	return "info"
+}
+
+// serveTransport is how a served session is reached: its unix socket endpoint, a daemon's
+// socket in the reference's words, unless it asked for HTTP as well.
+func serveTransport(http bool) string {
+	if http {
+		return "mcp_http"
+	}
+	return "daemon"
 }

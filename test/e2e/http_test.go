@@ -136,6 +136,9 @@ func TestHTTP(t *testing.T) {
 	if st := structured(t, res); number(st, "width") != 1280 || outcomeOf(res) != "completed" {
 		t.Errorf("get_screen_size = %v", st)
 	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_session"}); err != nil || structured(t, res)["transport"] != "mcp_http" || structured(t, res)["client_kind"] != "mcp" {
+		t.Errorf("get_session over HTTP = %+v, %v; want transport mcp_http, client_kind mcp", res, err)
+	}
 	cs.Close()
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

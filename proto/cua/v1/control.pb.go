@@ -867,8 +867,14 @@ type CreateSession struct {
 	ManifestSha256 string `protobuf:"bytes,4,opt,name=manifest_sha256,json=manifestSha256,proto3" json:"manifest_sha256,omitempty"`
 	TtlSeconds     uint32 `protobuf:"varint,5,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
 	IdleTtlSeconds uint32 `protobuf:"varint,6,opt,name=idle_ttl_seconds,json=idleTtlSeconds,proto3" json:"idle_ttl_seconds,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// client_kind and transport say how the session is reached, in the reference contract's
+	// words (get_session reports them): client_kind cli, direct or mcp; transport cli,
+	// daemon, mcp_stdio or mcp_http. Empty means direct and daemon (a program embedding the
+	// host). They grant nothing.
+	ClientKind    string `protobuf:"bytes,7,opt,name=client_kind,json=clientKind,proto3" json:"client_kind,omitempty"`
+	Transport     string `protobuf:"bytes,8,opt,name=transport,proto3" json:"transport,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateSession) Reset() {
@@ -941,6 +947,20 @@ func (x *CreateSession) GetIdleTtlSeconds() uint32 {
 		return x.IdleTtlSeconds
 	}
 	return 0
+}
+
+func (x *CreateSession) GetClientKind() string {
+	if x != nil {
+		return x.ClientKind
+	}
+	return ""
+}
+
+func (x *CreateSession) GetTransport() string {
+	if x != nil {
+		return x.Transport
+	}
+	return ""
 }
 
 // SessionCreated confirms CreateSession.
@@ -2086,7 +2106,7 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprivate\x18\x02 \x01(\bR\aprivate\x12\x1d\n" +
 	"\n" +
-	"server_pid\x18\x03 \x01(\x05R\tserverPid\"\xd7\x01\n" +
+	"server_pid\x18\x03 \x01(\x05R\tserverPid\"\x96\x02\n" +
 	"\rCreateSession\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12 \n" +
 	"\x04mode\x18\x02 \x01(\x0e2\f.cua.v1.ModeR\x04mode\x12\x1a\n" +
@@ -2094,7 +2114,10 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x0fmanifest_sha256\x18\x04 \x01(\tR\x0emanifestSha256\x12\x1f\n" +
 	"\vttl_seconds\x18\x05 \x01(\rR\n" +
 	"ttlSeconds\x12(\n" +
-	"\x10idle_ttl_seconds\x18\x06 \x01(\rR\x0eidleTtlSeconds\"S\n" +
+	"\x10idle_ttl_seconds\x18\x06 \x01(\rR\x0eidleTtlSeconds\x12\x1f\n" +
+	"\vclient_kind\x18\a \x01(\tR\n" +
+	"clientKind\x12\x1c\n" +
+	"\ttransport\x18\b \x01(\tR\ttransport\"S\n" +
 	"\x0eSessionCreated\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12+\n" +
 	"\x12expires_at_unix_ms\x18\x02 \x01(\x03R\x0fexpiresAtUnixMs\"7\n" +
