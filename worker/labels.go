@@ -17,10 +17,12 @@ import (
 // of calls so an agent can start, inspect and end it. An ended label is tombstoned: calls
 // that carry it are refused with session_ended until start_session revives it.
 
-// Limits on labels.
+// Limits on labels: at most MaxLabels active at once, and at most MaxLabelRecords kept in
+// all (ended labels stay, tombstoned, so that calls carrying them are refused).
 const (
-	MaxLabelBytes = 128
-	MaxLabels     = 64
+	MaxLabelBytes   = 128
+	MaxLabels       = 64
+	MaxLabelRecords = 4 * MaxLabels
 )
 
 // labelState is one label's record.
@@ -67,8 +69,8 @@ func (t *labels) use(l string, now time.Time) *authz.Refusal {
 	st := t.m[l]
 	switch {
 	case st == nil:
-		if len(t.m) >= MaxLabels {
-			return authz.Refuse(authz.CodeTooManyRequests, "this session already has %d labels; end one first", MaxLabels)
+		if r := t.roomLocked(); r != nil {
+			return r
 		}
 		if t.m == nil {
 			t.m = map[string]*labelState{}
@@ -91,8 +93,8 @@ func (t *labels) start(l, captureScope string, now time.Time) (st labelState, re
 	defer t.mu.Unlock()
 	cur := t.m[l]
 	if cur == nil {
-		if len(t.m) >= MaxLabels {
-			return labelState{}, false, authz.Refuse(authz.CodeTooManyRequests, "this session already has %d labels; end one first", MaxLabels)
+		if r := t.roomLocked(); r != nil {
+			return labelState{}, false, r
 		}
 		if t.m == nil {
 			t.m = map[string]*labelState{}
@@ -111,6 +113,23 @@ func (t *labels) start(l, captureScope string, now time.Time) (st labelState, re
 		cur.captureScope = "auto"
 	}
 	return *cur, revived, nil
+}
+
+// roomLocked refuses a new label when MaxLabels are active or MaxLabelRecords are kept.
+func (t *labels) roomLocked() *authz.Refusal {
+	active := 0
+	for _, st := range t.m {
+		if !st.ended {
+			active++
+		}
+	}
+	switch {
+	case active >= MaxLabels:
+		return authz.Refuse(authz.CodeTooManyRequests, "this session already has %d active labels; end one first", MaxLabels)
+	case len(t.m) >= MaxLabelRecords:
+		return authz.Refuse(authz.CodeTooManyRequests, "this session has used %d labels; reuse one (start_session revives an ended label)", MaxLabelRecords)
+	}
+	return nil
 }
 
 // end tombstones l; it reports whether l was known and active.

@@ -178,10 +178,17 @@ func (w *worker) listSessions(ctx context.Context, call *tool.Call) (*tool.Resul
 		st, _ := s.labels.get(l)
 		all = append(all, s.summary(l, st, now))
 	}
-	page := all[min(from, len(all)):min(from+limit, len(all))]
+	if from > len(all) {
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "cursor %q is past the end of the list (%d sessions)", a.Cursor, len(all))
+	}
+	end := len(all)
+	if limit < end-from {
+		end = from + limit
+	}
+	page := all[from:end]
 	var next any
-	if from+limit < len(all) {
-		next = strconv.Itoa(from + limit)
+	if end < len(all) {
+		next = strconv.Itoa(end)
 	}
 	return tool.TextResult(fmt.Sprintf("%d of %d sessions", len(page), len(all)), map[string]any{"sessions": page, "next_cursor": next}), nil
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,5 +127,25 @@ func TestSessionReach(t *testing.T) {
 		if st["client_kind"] != tc.kind || st["transport"] != tc.transport {
 			t.Errorf("get_session = %v, want client_kind %s transport %s", st, tc.kind, tc.transport)
 		}
+	}
+}
+
+// TestSessionLabelLimits: at most MaxLabels labels are active; ending one makes room; a
+// cursor past the list (even one that would overflow) is refused, not a crash.
+func TestSessionLabelLimits(t *testing.T) {
+	h := startTestWorker(t, testWorkerOptions{})
+	c := h.mustSession("limits", authz.Unrestricted, "")
+	for i := range MaxLabels {
+		expect(t, call(t, c, "health_report", map[string]any{"session": "l" + strconv.Itoa(i)}), "")
+	}
+	expect(t, call(t, c, "health_report", map[string]any{"session": "one-too-many"}), authz.CodeTooManyRequests)
+	expect(t, call(t, c, "end_session", map[string]any{"session": "l0"}), "")
+	expect(t, call(t, c, "health_report", map[string]any{"session": "one-too-many"}), "")
+	expect(t, call(t, c, "health_report", map[string]any{"session": "l0"}), authz.CodeSessionEnded)
+	for _, cursor := range []string{"9223372036854775807", "66", "-1", "x"} {
+		expect(t, call(t, c, "list_sessions", map[string]any{"cursor": cursor}), authz.CodeInvalidArguments)
+	}
+	if st := structuredMap(t, call(t, c, "list_sessions", map[string]any{"cursor": "65"})); st["next_cursor"] != nil {
+		t.Errorf("list_sessions at the end = %v, want no next cursor", st)
 	}
 }

@@ -16,10 +16,12 @@ import (
 // devices or on the session's pair: the contract's global_input route). effect is what the
 // tool can say of the action's effect; delivered counts the events that reached the server
 // (clicks, notches); verified is whether the pointer was read back where the input had to
-// land — when it was not, background input suggests a foreground retry.
+// land. When the pointer itself was not where the input was sent (evidence
+// "pointer_landed" false, or unreadable), background input suggests a foreground retry; a
+// different window under a pointer that landed (a menu the click opened) does not.
 func deviceResult(dl *delivery, text string, effect tool.Effect, delivered int, verified bool, evidence, extra map[string]any) *tool.Result {
 	a := inputAction(dl, effect, delivered)
-	if !verified && effect != tool.EffectConfirmed && dl.mode == deliveryBackground {
+	if landed, _ := evidence["pointer_landed"].(bool); !verified && !landed && effect != tool.EffectConfirmed && dl.mode == deliveryBackground {
 		a.Escalation = &tool.Escalation{Target: "foreground", Reason: "effect_unconfirmed"}
 	}
 	return tool.ActionResult(text, a, inputDetails(dl, verified, evidence, extra))

@@ -64,7 +64,7 @@ func (d *desk) deliveryFor(ctx context.Context, call *tool.Call, asked string) (
 	owned := call.Session == nil || call.Session.OwnsDisplay
 	core := &delivery{mode: deliveryForeground, route: routeCore, dev: d.b.Core(), shared: !owned, session: call.Session, tool: call.Name}
 	switch {
-	case asked == deliveryForeground && !owned && call.Session != nil && !d.foreground.allowed(call.Session, callWindow(call), time.Now()):
+	case asked == deliveryForeground && !owned && call.Session != nil && !d.foreground.allowed(call.Session, callTarget(call), time.Now()):
 		return nil, foregroundRequired(callWindow(call))
 	case asked == deliveryForeground, asked == "" && owned:
 		return core, nil

@@ -21,42 +21,59 @@ const ForegroundRetryWindow = 2 * time.Minute
 // session's own devices could have delivered. Like the reference driver, cua-host refuses
 // it with foreground_required unless a background attempt on the same target failed
 // recently. On a display the session owns there is nobody to take anything from, and the
-// gate does not apply.
+// gate does not apply. A target is a window, or for desktop coordinates one point: a
+// failure at one point of the desktop never opens the rest of it.
 type foregroundGate struct {
 	mu     sync.Mutex
-	failed map[*tool.Session]map[uint32]time.Time
+	failed map[*tool.Session]map[gateKey]time.Time
+}
+
+// gateKey is what a background failure unlocks: a window (any point in it), or, for a call
+// with no window, one desktop point.
+type gateKey struct {
+	window uint32
+	x, y   int
 }
 
 func newForegroundGate() *foregroundGate {
-	return &foregroundGate{failed: map[*tool.Session]map[uint32]time.Time{}}
+	return &foregroundGate{failed: map[*tool.Session]map[gateKey]time.Time{}}
 }
 
-// record notes that background delivery to win (0: no window, desktop coordinates or the
-// focus) failed for s at now.
-func (g *foregroundGate) record(s *tool.Session, win uint32, now time.Time) {
+// record notes that background delivery to k failed for s at now, and forgets failures
+// older than the retry window.
+func (g *foregroundGate) record(s *tool.Session, k gateKey, now time.Time) {
 	if s == nil {
 		return
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	m := g.failed[s]
-	if m == nil {
-		m = map[uint32]time.Time{}
+	first := m == nil
+	if first {
+		m = map[gateKey]time.Time{}
 		g.failed[s] = m
+	}
+	for old, at := range m {
+		if now.Sub(at) > ForegroundRetryWindow {
+			delete(m, old)
+		}
+	}
+	m[k] = now
+	g.mu.Unlock()
+	if first {
+		// Registered unlocked: on a session that already ended, OnEnd runs f at once.
 		s.OnEnd(func() {
 			g.mu.Lock()
 			delete(g.failed, s)
 			g.mu.Unlock()
 		})
 	}
-	m[win] = now
 }
 
-// allowed reports whether s may use foreground delivery to win at now.
-func (g *foregroundGate) allowed(s *tool.Session, win uint32, now time.Time) bool {
+// allowed reports whether s may use foreground delivery to k at now.
+func (g *foregroundGate) allowed(s *tool.Session, k gateKey, now time.Time) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	at, ok := g.failed[s][win]
+	at, ok := g.failed[s][k]
 	return ok && now.Sub(at) <= ForegroundRetryWindow
 }
 
@@ -72,6 +89,22 @@ func callWindow(call *tool.Call) uint32 {
 	return 0
 }
 
+// callTarget is the gate's key of a call: its window, or without one the point it names
+// (x/y, else from_x/from_y; 0,0 for none: keys to the focused window).
+func callTarget(call *tool.Call) gateKey {
+	if w := callWindow(call); w != 0 {
+		return gateKey{window: w}
+	}
+	for _, p := range [][2]string{{"x", "y"}, {"from_x", "from_y"}} {
+		x, okx := call.Arguments[p[0]].(float64)
+		y, oky := call.Arguments[p[1]].(float64)
+		if okx && oky {
+			return gateKey{x: int(x), y: int(y)}
+		}
+	}
+	return gateKey{}
+}
+
 // observed wraps a handler so that a background failure is recorded: a background_unavailable
 // refusal, or an action whose escalation suggests the foreground.
 func (g *foregroundGate) observed(h tool.Handler) tool.Handler {
@@ -80,10 +113,10 @@ func (g *foregroundGate) observed(h tool.Handler) tool.Handler {
 		var r *authz.Refusal
 		switch {
 		case errors.As(err, &r) && r.Code == authz.CodeBackgroundUnavailable:
-			g.record(call.Session, callWindow(call), time.Now())
+			g.record(call.Session, callTarget(call), time.Now())
 		case err == nil && res != nil:
 			if a, ok := res.Structured.(tool.Action); ok && a.Escalation != nil && a.Escalation.Target == "foreground" {
-				g.record(call.Session, callWindow(call), time.Now())
+				g.record(call.Session, callTarget(call), time.Now())
 			}
 		}
 		return res, err

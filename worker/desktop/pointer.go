@@ -118,6 +118,7 @@ func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, 
 	evidence["pointer"] = p
 	d.followCursor(ctx, dl, p)
 	ok := p == want
+	evidence["pointer_landed"] = ok // where the input was sent, whatever is under it now
 	if win != nil {
 		if at, err := d.b.WindowAt(ctx, p); err == nil {
 			evidence["window_at_pointer"] = at
