@@ -70,9 +70,15 @@ func (d *desk) invokeMenu(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if err != nil {
 		return nil, err
 	}
+	// An entry named Paste reads the clipboard into the application: the same check as
+	// activating a Paste element, made on the label asked for (entries match it exactly or
+	// ignoring case) before any menu opens.
+	if err := d.checkPasteElement(ctx, call, &atspi.Element{Name: a.Path[len(a.Path)-1]}); err != nil {
+		return nil, err
+	}
 	out, err := d.ax.InvokeMenu(ctx, atspiWindow(win), a.Path)
 	if err != nil {
-		return nil, menuRefusal(err, win.ID)
+		return menuFailure(err, win.ID)
 	}
 	effect := tool.EffectUnverifiable
 	if !out.Steps[len(out.Steps)-1].Returned {
@@ -99,6 +105,21 @@ func (d *desk) invokeMenu(ctx context.Context, call *tool.Call) (*tool.Result, e
 		Route:    tool.RouteAccessibility,
 		Delivery: tool.Delivered(tool.DeliveryBackground, len(out.Steps)),
 	}, details), nil
+}
+
+// menuFailure reports a path that failed. Before the first menu opened (path[0]) nothing
+// happened: a refusal (outcome not_started). Past it, menus were opened (and closed again),
+// which is not "nothing happened": an error result with the refusal's code and message.
+func menuFailure(err error, window uint32) (*tool.Result, error) {
+	ferr := menuRefusal(err, window)
+	me, isPath := atspi.MenuPathError(err)
+	r, isRefusal := ferr.(*authz.Refusal)
+	if !isPath || !isRefusal || me.Hop == 0 {
+		return nil, ferr
+	}
+	text := fmt.Sprintf("%s: %s (the menus down to path[%d] were opened to look, then closed; nothing was invoked)", r.Code, r.Message, me.Hop-1)
+	return &tool.Result{IsError: true, Content: []tool.Content{tool.Text(text)},
+		Structured: map[string]any{"error_code": string(r.Code), "error": r.Message}, Details: map[string]any{"opened_to": me.Hop - 1}}, nil
 }
 
 // menuRefusal maps InvokeMenu's errors to refusals. A path that does not fit the menus

@@ -240,23 +240,26 @@ func TestInvokeMenuRefusals(t *testing.T) {
 		args map[string]any
 		code authz.Code
 		msg  []string
+		// opened: the failure came past the first menu, which was opened to look: an
+		// error result, not a refusal.
+		opened bool
 	}{
 		{"missing first", map[string]any{"path": []string{"File", "Quit"}}, authz.CodeMenuPathNotFound,
-			[]string{`path[0] "File" in the menu bar: no entry is named so`, `"Application", "Preferences", "Help"`}},
+			[]string{`path[0] "File" in the menu bar: no entry is named so`, `"Application", "Preferences", "Help"`}, false},
 		{"missing third", map[string]any{"path": []string{"Preferences", "Color", "Purple"}}, authz.CodeMenuPathNotFound,
-			[]string{`path[2] "Purple" in the menu of path[1]`, `"Red", "Green", "Blue"`}},
+			[]string{`path[2] "Purple" in the menu of path[1]`, `"Red", "Green", "Blue"`}, true},
 		{"submenu last", map[string]any{"path": []string{"Preferences", "Color"}}, authz.CodeMenuPathNotFound,
-			[]string{`path[1] "Color"`, "opens a submenu"}},
+			[]string{`path[1] "Color"`, "opens a submenu"}, true},
 		{"item before the end", map[string]any{"path": []string{"Application", "New", "Window"}}, authz.CodeMenuPathNotFound,
-			[]string{`path[1] "New"`, "has no submenu"}},
+			[]string{`path[1] "New"`, "has no submenu"}, true},
 		{"menu bar entry alone", map[string]any{"path": []string{"Help"}}, authz.CodeMenuPathNotFound,
-			[]string{`path[0] "Help"`, "opens a submenu"}},
+			[]string{`path[0] "Help"`, "opens a submenu"}, false},
 		{"window without menu bar", map[string]any{"pid": zen.PID, "window_id": zen.Window, "path": []string{"File"}}, authz.CodeUnsupported,
-			[]string{"no showing menu bar"}},
+			[]string{"no showing menu bar"}, false},
 		{"window without accessibility", map[string]any{"pid": xl.PID, "window_id": xl.Window, "path": []string{"File"}}, authz.CodeUnsupported,
-			[]string{"not registered on the accessibility bus"}},
+			[]string{"not registered on the accessibility bus"}, false},
 		{"another pid's window", map[string]any{"pid": app.PID, "window_id": xl.Window, "path": []string{"Help", "About"}}, authz.CodeWindowNotFound,
-			[]string{"belongs to pid"}},
+			[]string{"belongs to pid"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,13 +268,23 @@ func TestInvokeMenuRefusals(t *testing.T) {
 				args[k] = v
 			}
 			r, err := callAs(t, reg, sess, "invoke_menu", args)
-			var ref *authz.Refusal
-			if !asRefusal(err, &ref) || ref.Code != tc.code {
-				t.Fatalf("invoke_menu(%v) = %v, %v; want %s", args, r, err, tc.code)
+			var msg string
+			if tc.opened {
+				st, _ := r.Structured.(map[string]any)
+				if err != nil || !r.IsError || st["error_code"] != string(tc.code) {
+					t.Fatalf("invoke_menu(%v) = %v, %v; want an error result %s (menus were opened)", args, r, err, tc.code)
+				}
+				msg = r.Content[0].Text
+			} else {
+				var ref *authz.Refusal
+				if !asRefusal(err, &ref) || ref.Code != tc.code {
+					t.Fatalf("invoke_menu(%v) = %v, %v; want %s", args, r, err, tc.code)
+				}
+				msg = ref.Message
 			}
 			for _, m := range tc.msg {
-				if !strings.Contains(ref.Message, m) {
-					t.Errorf("message %q lacks %q", ref.Message, m)
+				if !strings.Contains(msg, m) {
+					t.Errorf("message %q lacks %q", msg, m)
 				}
 			}
 			if p := popups(t); len(p) != 0 {
@@ -282,5 +295,30 @@ func TestInvokeMenuRefusals(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if n := len(windowsNamed("^Application Class$")); n != mainWindows || len(windowsNamed("^About")) != 0 {
 		t.Errorf("a refused path had an effect: %d main windows (was %d), About windows %v", n, mainWindows, windowsNamed("^About"))
+	}
+}
+
+// TestInvokeMenuPasteNeedsTheClipboard: a menu entry named Paste reads the clipboard into
+// the application, so invoking it is refused (before any menu opens) while another program
+// owns the clipboard and the session may not read it — as activating a Paste element is.
+func TestInvokeMenuPasteNeedsTheClipboard(t *testing.T) {
+	reg, _, bus := a11ySetup(t, atspi.Options{})
+	sess := ownSession("paste", "unrestricted")
+	app := startMenuApp(t, reg, bus, sess)
+	// Another program (xclip, which stays to serve it) owns the clipboard.
+	cmd := exec.Command("xclip", "-selection", "clipboard", "-i")
+	cmd.Stdin = strings.NewReader("the person's secret")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("xclip: %v", err)
+	}
+	before := harness.Command(t, "xdotool", "search", "--onlyvisible", "--pid", fmt.Sprint(app.PID), "")
+	for _, path := range [][]string{{"Edit", "Paste"}, {"Edit", "_Paste"}, {"Edit", "paste special…"}} {
+		_, err := callAs(t, reg, sess, "invoke_menu", map[string]any{"pid": app.PID, "window_id": app.Window, "path": path})
+		if code := refusalCode(err); code != authz.CodeAuthorizationRequired {
+			t.Errorf("invoke_menu %q with a foreign clipboard = %v, want authorization_required", path, err)
+		}
+	}
+	if after := harness.Command(t, "xdotool", "search", "--onlyvisible", "--pid", fmt.Sprint(app.PID), ""); after != before {
+		t.Errorf("windows of the app changed (a menu opened?): %q, then %q", before, after)
 	}
 }
