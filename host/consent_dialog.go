@@ -71,6 +71,10 @@ func dialogRequest(req ConsentRequest, mode string, ttl time.Duration) personui.
 		out.Operation = personui.Terminate
 	case "launch":
 		out.Operation = personui.Launch
+	case "read":
+		out.Operation = personui.Read
+	case "write":
+		out.Operation = personui.Write
 	default:
 		out.Operation = personui.Input
 	}
@@ -88,6 +92,9 @@ func dialogRequest(req ConsentRequest, mode string, ttl time.Duration) personui.
 		r.Kind = personui.ResourceDisplay
 	case "clipboard":
 		r.Kind = personui.ResourceClipboard
+	case "file":
+		r.Kind = personui.ResourceFile
+		r.Path = strings.TrimPrefix(req.Resource, "file:")
 	default:
 		r.Kind = personui.ResourceCommand
 		if r.Command == "" {

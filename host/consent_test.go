@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"github.com/cua-host/cua-host/host/personui"
 	"os"
 	"strings"
 	"testing"
@@ -71,5 +72,19 @@ func TestConsentTTYWithoutTerminal(t *testing.T) {
 	f := ConsentTTY(TTYConsentOptions{Path: "/nonexistent/tty"})
 	if d := f(context.Background(), ConsentRequest{}); !d.Unavailable || d.Granted {
 		t.Errorf("ConsentTTY without a terminal = %+v, want Unavailable", d)
+	}
+}
+
+// TestDialogRequestFiles: a file read or write is put to the person as a file and that
+// operation — not as "send input to a command".
+func TestDialogRequestFiles(t *testing.T) {
+	for _, tt := range []struct {
+		op   string
+		want personui.Operation
+	}{{"read", personui.Read}, {"write", personui.Write}} {
+		got := dialogRequest(ConsentRequest{Session: "s", Tool: "get_desktop_state", Operation: tt.op, Resource: "file:/home/u/.bashrc"}, "standard", 0)
+		if got.Operation != tt.want || got.Resource.Kind != personui.ResourceFile || got.Resource.Path != "/home/u/.bashrc" {
+			t.Errorf("%s: dialogRequest = %+v, want a file %s of /home/u/.bashrc", tt.op, got, tt.want)
+		}
 	}
 }

@@ -97,6 +97,9 @@ const (
 	Input
 	Terminate
 	Launch
+	// Read and Write are a file's operations.
+	Read
+	Write
 )
 
 // String returns the operation as the dialog words it ("observe", "send input to", …).
@@ -110,6 +113,10 @@ func (o Operation) String() string {
 		return "terminate"
 	case Launch:
 		return "launch"
+	case Read:
+		return "read"
+	case Write:
+		return "write"
 	}
 	return fmt.Sprintf("operation(%d)", int(o))
 }
@@ -124,6 +131,8 @@ const (
 	ResourceDisplay
 	ResourceClipboard
 	ResourceCommand
+	// ResourceFile is a file a call reads or writes (Path).
+	ResourceFile
 )
 
 // String returns window, process, display, clipboard or command.
@@ -139,6 +148,8 @@ func (k ResourceKind) String() string {
 		return "clipboard"
 	case ResourceCommand:
 		return "command"
+	case ResourceFile:
+		return "file"
 	}
 	return fmt.Sprintf("resource(%d)", int(k))
 }
@@ -155,6 +166,8 @@ type Resource struct {
 	PID int
 	// Command is the command line to launch (ResourceCommand).
 	Command string
+	// Path is the file's absolute path (ResourceFile).
+	Path string
 }
 
 // Request is one consent question.

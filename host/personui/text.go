@@ -72,6 +72,28 @@ func truncate(s string, n int) string {
 	return s[:n-len(ellipsis)] + ellipsis
 }
 
+// middle cuts s (already sanitized) to at most n characters by taking out its middle, so
+// that its beginning and its end both show.
+func middle(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	keep := n - len(ellipsis)
+	return s[:keep/2] + ellipsis + s[len(s)-(keep-keep/2):]
+}
+
+// splitPath returns a path's folder and name ("/a/b", "c" for "/a/b/c").
+func splitPath(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	if i == 0 {
+		return "/", p[1:]
+	}
+	return p[:i], p[i+1:]
+}
+
 // wrap cuts s (already sanitized) into lines of at most width characters, at most rows of
 // them, the last ending in an ellipsis when s did not fit.
 func wrap(s string, width, rows int) []string {
@@ -144,6 +166,18 @@ func layoutDialog(r Request) []textLine {
 			pid = strconv.Itoa(res.PID)
 		}
 		value("Process id:", pid)
+	case ResourceFile:
+		// The file's name on its own row, whole as far as it fits; the folder over the
+		// remaining rows, cut in its middle when it is longer, so both ends show.
+		dir, name := splitPath(res.Path)
+		value("File:", field(name))
+		for i, l := range wrap(middle(field(dir), width*(commandRows-1)), width, commandRows-1) {
+			if i == 0 {
+				lines = append(lines, textLine{Row: row, Text: "In folder:"})
+			}
+			lines = append(lines, textLine{Row: row, Col: valueCol, Text: l})
+			row++
+		}
 	case ResourceCommand:
 		for i, l := range wrap(field(res.Command), width, commandRows) {
 			if i == 0 {
@@ -172,6 +206,8 @@ func (k ResourceKind) noun() string {
 		return "the clipboard"
 	case ResourceCommand:
 		return "a command"
+	case ResourceFile:
+		return "a file"
 	}
 	return "something unknown"
 }

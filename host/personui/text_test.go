@@ -56,7 +56,7 @@ func TestFormatDuration(t *testing.T) {
 // labels are the only texts that may start in column 0 of a dialog, besides the fixed
 // sentences.
 var labels = map[string]bool{"Session:": true, "Tool:": true, "Wants to:": true, "Window:": true,
-	"Program:": true, "Executable:": true, "Process id:": true, "Command:": true}
+	"Program:": true, "Executable:": true, "Process id:": true, "Command:": true, "File:": true, "In folder:": true}
 
 // checkLayout checks the layout invariants that keep request text inside its fields.
 func checkLayout(t *testing.T, r Request, lines []textLine) {
@@ -145,6 +145,7 @@ func TestLayoutKinds(t *testing.T) {
 		{"display", Resource{Kind: ResourceDisplay}, "send input to the whole display"},
 		{"clipboard", Resource{Kind: ResourceClipboard}, "send input to the clipboard"},
 		{"command", Resource{Kind: ResourceCommand, Command: strings.Repeat("cmd --flag ", 40)}, "Command:"},
+		{"file", Resource{Kind: ResourceFile, Path: "/home/u/" + strings.Repeat("deep/", 80) + ".bashrc"}, "File:|.bashrc|In folder:|/home/u/deep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
