@@ -270,6 +270,48 @@ func (b *Backend) ClipboardRead(ctx context.Context) (text string, owner bool, e
 	return "", true, nil
 }
 
+// MaxClipboardTargets bounds how many targets ClipboardTargets names.
+const MaxClipboardTargets = 64
+
+// ClipboardTargets returns the targets (formats) the CLIPBOARD owner offers, by name
+// ("UTF8_STRING", "image/png", …), without the protocol's own (TARGETS, TIMESTAMP,
+// MULTIPLE, SAVE_TARGETS, DELETE). owner is false when nobody owns the clipboard.
+func (b *Backend) ClipboardTargets(ctx context.Context) (targets []string, owner bool, err error) {
+	c, err := b.clipboardConn(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	sel := c.atoms.get("CLIPBOARD")
+	r, err := xproto.GetSelectionOwner(c.conn, sel).Reply()
+	if err != nil {
+		return nil, false, xerr("GetSelectionOwner", err)
+	}
+	if r.Owner == xproto.WindowNone {
+		return nil, false, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	data, ok, err := c.convert(rctx, sel, c.atoms.get("TARGETS"))
+	if err != nil || !ok {
+		return nil, true, err
+	}
+	skip := map[string]bool{"TARGETS": true, "TIMESTAMP": true, "MULTIPLE": true, "SAVE_TARGETS": true, "DELETE": true}
+	for i := 0; i+4 <= len(data) && len(targets) < MaxClipboardTargets; i += 4 {
+		a := xproto.Atom(binary.LittleEndian.Uint32(data[i:]))
+		if a == xproto.AtomNone {
+			continue
+		}
+		n, err := xproto.GetAtomName(c.conn, a).Reply()
+		if err != nil || skip[n.Name] {
+			continue
+		}
+		targets = append(targets, n.Name)
+	}
+	return targets, true, nil
+}
+
 // convert asks the owner for target into our property and reads it, following INCR.
 func (c *clipboard) convert(ctx context.Context, sel, target xproto.Atom) ([]byte, bool, error) {
 	prop := c.atoms.get("CUA_HOST_SELECTION")

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -327,26 +329,49 @@ func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	text, owner, err := d.b.ClipboardRead(ctx)
+	targets, owner, err := d.b.ClipboardTargets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	types := []string{}
-	if owner {
-		types = append(types, "text/plain")
-	}
+	types := clipboardTypes(targets)
 	st := clipboardShape(types)
-	details := map[string]any{"has_owner": owner, "route": "x11_selection", "bytes": len(text)}
-	msg := fmt.Sprintf("the clipboard offers %d bytes of text; pass include_text to read it", len(text))
-	if !owner {
-		msg = "the clipboard is empty"
-	}
 	st["text"] = nil
-	if a.IncludeText {
-		st["text"] = text
-		msg = text
+	details := map[string]any{"has_owner": owner, "route": "x11_selection", "targets": targets}
+	msg := fmt.Sprintf("the clipboard offers %s", strings.Join(types, ", "))
+	switch {
+	case !owner:
+		msg = "the clipboard is empty"
+	case !slices.Contains(types, "text/plain"):
+	case a.IncludeText:
+		text, _, err := d.b.ClipboardRead(ctx)
+		if err != nil {
+			return nil, err
+		}
+		st["text"], msg, details["bytes"] = text, text, len(text)
+	default:
+		msg += "; pass include_text to read the text"
 	}
 	return &tool.Result{Content: []tool.Content{tool.Text(msg)}, Structured: st, Details: details}, nil
+}
+
+// clipboardTypes names the clipboard's targets as the contract's types: the text targets
+// (UTF8_STRING, STRING, TEXT, text/plain…) as "text/plain", MIME types as they are, other
+// X targets left out. Sorted, without repeats.
+func clipboardTypes(targets []string) []string {
+	types := []string{}
+	for _, t := range targets {
+		switch {
+		case t == "UTF8_STRING" || t == "STRING" || t == "TEXT" || t == "COMPOUND_TEXT" || strings.HasPrefix(t, "text/plain"):
+			t = "text/plain"
+		case !strings.Contains(t, "/"):
+			continue
+		}
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	slices.Sort(types)
+	return types
 }
 
 // clipboardShape is the part of the contract's clipboard results common to reads and

@@ -365,6 +365,12 @@ func TestClipboardWriteImageAndFile(t *testing.T) {
 	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "image/png", "-o"); got != buf.String() {
 		t.Errorf("xclip -t image/png read %d bytes, want the file's %d", len(got), buf.Len())
 	}
+	// clipboard_read reports what is on offer: an image, no text.
+	if r, err := call(t, reg, "clipboard_read", map[string]any{"include_text": true}); err != nil {
+		t.Errorf("clipboard_read: %v", err)
+	} else if st := structured(t, r); fmt.Sprint(st["types"]) != "[image/png]" || st["text"] != nil {
+		t.Errorf("clipboard_read with an image = %v, want types [image/png] and no text", st)
+	}
 
 	textPath := filepath.Join(dir, "notes with space.txt")
 	if err := os.WriteFile(textPath, []byte("x"), 0o600); err != nil {
@@ -376,6 +382,11 @@ func TestClipboardWriteImageAndFile(t *testing.T) {
 	want := "file://" + strings.ReplaceAll(textPath, " ", "%20") + "\r\n"
 	if got := harness.Command(t, "xclip", "-selection", "clipboard", "-t", "text/uri-list", "-o"); got != want {
 		t.Errorf("xclip -t text/uri-list = %q, want %q", got, want)
+	}
+	if r, err := call(t, reg, "clipboard_read", map[string]any{}); err != nil {
+		t.Errorf("clipboard_read: %v", err)
+	} else if st := structured(t, r); fmt.Sprint(st["types"]) != "[text/plain text/uri-list x-special/gnome-copied-files]" || st["text"] != nil {
+		t.Errorf("clipboard_read with a file reference = %v, want its three types and no text without include_text", st)
 	}
 
 	link := filepath.Join(dir, "link.png")
