@@ -49,11 +49,13 @@ func (c *constraint) textual() bool { return c.maxLength >= 0 || c.pattern != ni
 // check runs the checks in order (presence, numeric, string, allowed) and
 // returns the first failure. It does not allocate.
 func (c *constraint) check(in input) failure {
-	src := in.args
+	var v any
+	var ok bool
 	if c.target {
-		src = in.target
+		v, ok = in.targetOrNil().field(c.arg)
+	} else {
+		v, ok = in.args[c.arg]
 	}
-	v, ok := src[c.arg]
 	if !ok {
 		return failMissing
 	}

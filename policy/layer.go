@@ -81,10 +81,21 @@ type evaluator interface {
 }
 
 // input is what a layer decides on besides the tool name: the call's arguments and the
-// resolved target's fields (nil when there is none).
+// resolved target, whose fields are read as a constraint or a Rego layer asks for them.
+// The target is held by value, so deciding does not move the caller's target to the heap.
 type input struct {
-	args   map[string]any
-	target map[string]any
+	args map[string]any
+	// target is the resolved target when hasTarget is set.
+	target    Target
+	hasTarget bool
+}
+
+// targetOrNil returns the resolved target, nil when there is none.
+func (in *input) targetOrNil() *Target {
+	if !in.hasTarget {
+		return nil
+	}
+	return &in.target
 }
 
 // Parse builds a layer of the given kind from in-memory files: exactly one

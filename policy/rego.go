@@ -302,8 +302,8 @@ func regoInput(server, tool string, in input) (ast.Value, error) {
 		{ast.StringTerm("tool"), ast.StringTerm(tool)},
 		{ast.StringTerm("arguments"), ast.NewTerm(ast.NewObject(kvs...))},
 	}
-	if in.target != nil {
-		t, err := regoValue(in.target, 0)
+	if in.hasTarget {
+		t, err := regoValue(in.target.fields(), 0)
 		if err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}

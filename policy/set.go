@@ -108,7 +108,10 @@ func (s *Set) DecideSanitized(ctx context.Context, tool string, args map[string]
 	if s == nil {
 		return Decision{Allow: true, Tool: tool, Reason: reasonNoPolicy}
 	}
-	in := input{args: args, target: target.fields()}
+	in := input{args: args}
+	if target != nil {
+		in.target, in.hasTarget = *target, true
+	}
 	for _, l := range [...]struct {
 		name   string
 		layer  *Layer

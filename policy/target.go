@@ -38,22 +38,33 @@ func (t *Target) fields() map[string]any {
 		return nil
 	}
 	m := make(map[string]any, len(targetFields))
-	if t.Kind != "" {
-		m["kind"] = t.Kind
-	}
-	if t.PID > 0 {
-		m["pid"] = float64(t.PID)
-	}
-	if t.WindowID != 0 {
-		m["window_id"] = float64(t.WindowID)
-	}
-	if t.Executable != "" {
-		m["executable"] = t.Executable
-	}
-	if t.Owner != "" {
-		m["owner"] = t.Owner
+	for _, name := range targetFields {
+		if v, ok := t.field(name); ok {
+			m[name] = v
+		}
 	}
 	return m
+}
+
+// field returns one of the fields, as fields has it (false when unset or unknown). A nil
+// target has no fields.
+func (t *Target) field(name string) (any, bool) {
+	if t == nil {
+		return nil, false
+	}
+	switch name {
+	case "kind":
+		return t.Kind, t.Kind != ""
+	case "pid":
+		return float64(t.PID), t.PID > 0
+	case "window_id":
+		return float64(t.WindowID), t.WindowID != 0
+	case "executable":
+		return t.Executable, t.Executable != ""
+	case "owner":
+		return t.Owner, t.Owner != ""
+	}
+	return nil, false
 }
 
 // String describes the target for messages: "window pid=12 id=0x400001".

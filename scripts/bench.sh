@@ -4,7 +4,7 @@
 # within one run, and run it twice before believing a difference.
 #
 #   scripts/bench.sh            all sections
-#   scripts/bench.sh core       one section: core, policy, desktop, a11y, person, mcp
+#   scripts/bench.sh core       one section: core, policy, authz, desktop, a11y, person, mcp
 #   N=5000 scripts/bench.sh     iterations per protocol benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +46,15 @@ if want policy; then
   go test -run '^$' -bench 'Decide|OPAEvalProcess' -benchmem -benchtime 2s ./policy/ | grep -E '^Benchmark' \
     | awk '{printf "%-52s %14s ns/op %6s allocs/op\n", $1, $3, $(NF-1)}'
   echo "goals: YAML ≤ 1 µs, Rego ≤ 25 µs per decision"
+  echo
+fi
+
+if want authz; then
+  echo "== the worker's authorization pipeline per call (decode to decision, fake desktop; medians of 5 runs)"
+  go test -run '^$' -bench 'BenchmarkAuthorize/' -benchmem -benchtime 20000x -count 5 ./worker/ | grep -E '^Benchmark' \
+    | awk '{name=$1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkAuthorize\//, "", name); print name, $3, $(NF-1)}' | sort -k1,1 -k2,2n \
+    | awk '{v[$1]=v[$1] " " $2; a[$1]=$3; n[$1]++} END {for (k in v) {split(v[k], x, " "); printf "%-36s %10s ns %6s allocs\n", k, x[int((n[k]+1)/2)], a[k]}}' | sort
+  echo "goal: a window-target call (none|yaml/click_own_window) ≤ 5000 ns; noop is the floor (decode, sanitize, decide)"
   echo
 fi
 

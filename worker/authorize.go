@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/internal/jsonobj"
 	"github.com/cua-host/cua-host/policy"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
 )
 
 // authorizer is the worker's authorization pipeline, built once from Hello and immutable
@@ -31,6 +33,8 @@ type authorizer struct {
 	// unclassified_tool here, whatever another worker may register.
 	pipe *authz.Pipeline
 	res  *resolver
+	// protected is res.isProtected, made once by bind for every call's tool.Call.Protected.
+	protected func(pid int) bool
 }
 
 func newAuthorizer(hello *cuav1.Hello, cfg *Config) (*authorizer, error) {
@@ -61,6 +65,7 @@ func (a *authorizer) bind(reg *tool.Registry, closer io.Closer) {
 	if d, ok := closer.(Desktop); ok {
 		a.res.desk = d
 	}
+	a.protected = a.res.isProtected
 	if d, ok := closer.(infrastructureFinder); ok {
 		a.res.protect.infra = func(ctx context.Context) ([]int, error) {
 			inf, err := d.Infrastructure(ctx)
@@ -156,7 +161,8 @@ type request struct {
 }
 
 // newRequest runs stages 1 and 2 for one call: it decodes the arguments (one JSON object)
-// and sanitizes them (authz.Sanitize: reserved keys dropped, the tool name canonical).
+// and sanitizes them (authz.Sanitize: reserved keys dropped, the tool name canonical; the
+// decoded map is this call's own, so the keys are dropped from it rather than from a copy).
 func newRequest(name string, raw []byte) request {
 	countStep(stepDecode)
 	args, r := parseArgs(raw)
@@ -165,7 +171,7 @@ func newRequest(name string, raw []byte) request {
 		return request{name: policy.CanonicalTool(name), refusal: r}
 	}
 	countStep(stepCanonicalize)
-	canonical, clean := authz.Sanitize(name, args)
+	canonical, clean := authz.SanitizeOwned(name, args)
 	if r := authz.NormalizeTarget(clean); r != nil {
 		return request{name: canonical, refusal: r}
 	}
@@ -228,11 +234,26 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	// The handler's typed decode reads args itself (tool.Call.Decode parses no JSON); a
 	// handler that wants the JSON encodes it then (tool.Call.RawArgs), not every call.
 	readable := authz.Permits(s.authority, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, now)
-	c := &tool.Call{Name: name, Arguments: args, Window: res.win, Session: s.state, ClipboardReadable: readable, Protected: a.res.isProtected}
+	c := newCall(&res)
+	c.Name, c.Arguments, c.Session, c.ClipboardReadable, c.Protected = name, args, s.state, readable, a.protected
 	if r := d.Resource; r.Kind == authz.ResourceApplication && len(r.Argv) > 0 {
 		c.Launch = &tool.Launch{Argv: r.Argv, DesktopID: r.DesktopID, Declared: r.Declared}
 	}
 	return c, t, nil
+}
+
+// newCall returns a tool.Call whose Window is the window res resolved (nil when none); the
+// call and its window are one allocation.
+func newCall(res *resolution) *tool.Call {
+	if !res.hasWin {
+		return &tool.Call{}
+	}
+	cw := &struct {
+		call tool.Call
+		win  x11.Window
+	}{win: res.win}
+	cw.call.Window = &cw.win
+	return &cw.call
 }
 
 // A pipeline step that runs once per call; tests count them (stepCounter).
@@ -259,11 +280,8 @@ func countStep(step int) {
 // different from the one the handler reads would let a value past the policy unchecked.
 func checkArgNames(args map[string]any) *authz.Refusal {
 	for k := range args {
-		for i := 0; i < len(k); i++ {
-			c := k[i]
-			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-				return authz.Refuse(authz.CodeInvalidArguments, "argument name %q: names are lowercase ASCII letters, digits and underscores", k)
-			}
+		if !lowerSnake(k) {
+			return authz.Refuse(authz.CodeInvalidArguments, "argument name %q: names are lowercase ASCII letters, digits and underscores", k)
 		}
 	}
 	return nil
@@ -274,6 +292,11 @@ func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
 	// Absent and null arguments are the empty object (MCP clients send both).
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "{}" || string(t) == "null" {
 		return map[string]any{}, nil
+	}
+	// The plain objects calls carry decode without reflection, to the same values;
+	// anything else (and every error message) is encoding/json's.
+	if m, ok := jsonobj.Decode(raw); ok {
+		return m, nil
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil { // trailing data is an error too

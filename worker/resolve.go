@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cua-host/cua-host/authz"
@@ -59,9 +60,11 @@ type resolution struct {
 	pinWindow uint32
 	// frame is the resolved window's client area in root coordinates.
 	frame x11.Rect
-	// win is the one window the call targets as the desktop described it while resolving,
-	// or nil; the handler gets it (tool.Call.Window) instead of looking it up again.
-	win *x11.Window
+	// win, when hasWin is set, is the one window the call targets as the desktop described
+	// it while resolving; the handler gets it (tool.Call.Window) instead of looking it up
+	// again. It is held by value: resolving allocates nothing for it.
+	win    x11.Window
+	hasWin bool
 }
 
 func unresolved(code authz.Code, format string, args ...any) resolution {
@@ -203,17 +206,25 @@ func (r *resolver) window(ctx context.Context, s *session, tool string, op authz
 		if err != nil {
 			return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
 		}
-		found, ids := false, []string(nil)
+		n := 0
 		for _, c := range wins {
 			if c.PID == pid && c.Mapped {
-				if !found {
-					w, found = c, true
+				if n == 0 {
+					w = c
 				}
-				ids = append(ids, fmt.Sprintf("%d", c.ID))
+				n++
 			}
 		}
-		if exact && len(ids) > 1 {
-			return unresolved(authz.CodeAmbiguousWindowTarget, "process %d has %d windows (%s); name one with window_id", pid, len(ids), strings.Join(ids, ", "))
+		found := n > 0
+		if exact && n > 1 {
+			// The ids are formatted only for the refusal.
+			ids := make([]string, 0, n)
+			for _, c := range wins {
+				if c.PID == pid && c.Mapped {
+					ids = append(ids, strconv.FormatUint(uint64(c.ID), 10))
+				}
+			}
+			return unresolved(authz.CodeAmbiguousWindowTarget, "process %d has %d windows (%s); name one with window_id", pid, n, strings.Join(ids, ", "))
 		}
 		if !found {
 			// The process as a whole (an accessibility tree of an app without a mapped
@@ -224,7 +235,7 @@ func (r *resolver) window(ctx context.Context, s *session, tool string, op authz
 			res.pinPID, res.pinWindow = pid, w.ID
 		}
 	}
-	res.Resource.Window, res.Resource.Title, res.frame, res.win = w.ID, w.Title, w.Frame, &w
+	res.Resource.Window, res.Resource.Title, res.frame, res.win, res.hasWin = w.ID, w.Title, w.Frame, w, true
 	unverified(&res.Resource, w)
 	return res
 }
@@ -275,11 +286,9 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	if err != nil {
 		return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
 	}
-	roots := make([]x11.Point, 0, len(pts))
-	for _, p := range pts {
-		root := x11.Point{X: origin.X + p.X, Y: origin.Y + p.Y}
-		roots = append(roots, root)
-		if pid := r.protectedAt(wins, root, res.Resource.PID); pid != 0 {
+	for i, p := range pts {
+		pts[i] = x11.Point{X: origin.X + p.X, Y: origin.Y + p.Y} // now in root coordinates
+		if pid := r.protectedAt(wins, pts[i], res.Resource.PID); pid != 0 {
 			res.ProtectedUIPID = pid
 			return res
 		}
@@ -288,7 +297,7 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	// client's popup, a protected process's own): ask the server what is on top at each
 	// point.
 	if tf, ok := r.desk.(topLevelFinder); ok {
-		tls, err := tf.TopLevelsAt(ctx, roots)
+		tls, err := tf.TopLevelsAt(ctx, slices.Clone(pts))
 		if err != nil {
 			return unresolved(authz.CodeWindowNotFound, "find the window at each point: %v", err)
 		}
@@ -372,7 +381,7 @@ func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid in
 		if !info.alive {
 			return display
 		}
-		res := resolution{pinPID: w.PID, pinWindow: w.ID, frame: w.Frame, win: &w}
+		res := resolution{pinPID: w.PID, pinWindow: w.ID, frame: w.Frame, win: w, hasWin: true}
 		res.Resource = r.process(s, authz.ResourceWindow, authz.OpInput, w.PID, info)
 		res.Resource.Window, res.Resource.Title = w.ID, w.Title
 		unverified(&res.Resource, w)
@@ -409,7 +418,9 @@ var targetKeys = []string{"pid", "window_id", "scope", "x", "y", "from_x", "from
 // foldedKey returns an argument name that is not one of targetKeys but folds to one, or "".
 func foldedKey(args map[string]any) string {
 	for k := range args {
-		if len(k) > 64 || slices.Contains(targetKeys, k) {
+		if len(k) > 64 || lowerSnake(k) || slices.Contains(targetKeys, k) {
+			// A name of lowercase ASCII letters, digits and underscores folds to a
+			// lowercase name only when it equals it.
 			continue
 		}
 		for _, t := range targetKeys {
@@ -419,6 +430,16 @@ func foldedKey(args map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// lowerSnake reports whether k is made of lowercase ASCII letters, digits and underscores.
+func lowerSnake(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // points appends the call's coordinates to out: x,y and drag's from/to pairs, where both
