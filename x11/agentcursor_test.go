@@ -5,10 +5,6 @@ import (
 	"context"
 	"fmt"
 	"image/png"
-	"os/exec"
-	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,45 +28,6 @@ func testCursor(fill, outline uint32) x11.CursorImage {
 	return img
 }
 
-// winInfo is what xwininfo reports about a window.
-type winInfo struct {
-	exists, viewable, override bool
-	x, y, w, h                 int
-}
-
-var xwininfoField = regexp.MustCompile(`(?m)^\s*(Absolute upper-left X|Absolute upper-left Y|Width|Height|Map State|Override Redirect State):\s*(\S+)`)
-
-// xwininfo asks the server (through xwininfo) about window id.
-func xwininfo(t *testing.T, id uint32) winInfo {
-	t.Helper()
-	out, err := exec.Command("xwininfo", "-id", fmt.Sprint(id)).CombinedOutput()
-	if err != nil {
-		if strings.Contains(string(out), "BadWindow") || strings.Contains(string(out), "No such window") {
-			return winInfo{}
-		}
-		t.Fatalf("xwininfo -id %d: %v: %s", id, err, out)
-	}
-	wi := winInfo{exists: true}
-	for _, m := range xwininfoField.FindAllStringSubmatch(string(out), -1) {
-		n, _ := strconv.Atoi(m[2])
-		switch m[1] {
-		case "Absolute upper-left X":
-			wi.x = n
-		case "Absolute upper-left Y":
-			wi.y = n
-		case "Width":
-			wi.w = n
-		case "Height":
-			wi.h = n
-		case "Map State":
-			wi.viewable = m[2] == "IsViewable"
-		case "Override Redirect State":
-			wi.override = m[2] == "yes"
-		}
-	}
-	return wi
-}
-
 // TestAgentCursorOverlay: the overlay is an override-redirect window, unmapped until
 // MoveTo, then viewable with its hotspot on the point and drawn in the image's colours; a
 // click by the core pointer at that point reaches the window below, and the server says
@@ -85,8 +42,8 @@ func TestAgentCursorOverlay(t *testing.T) {
 		t.Fatalf("NewAgentCursor: %v", err)
 	}
 	defer ac.Close()
-	wi := xwininfo(t, ac.Window())
-	if !wi.exists || wi.viewable || !wi.override || wi.w != img.Width || wi.h != img.Height {
+	wi := harness.XWinInfo(t, ac.Window())
+	if !wi.Exists || wi.Viewable || !wi.OverrideRedirect || wi.W != img.Width || wi.H != img.Height {
 		t.Fatalf("new overlay = %+v, want an unmapped override-redirect %dx%d window", wi, img.Width, img.Height)
 	}
 
@@ -94,8 +51,8 @@ func TestAgentCursorOverlay(t *testing.T) {
 	if err := ac.MoveTo(t.Context(), p); err != nil {
 		t.Fatalf("MoveTo: %v", err)
 	}
-	wi = xwininfo(t, ac.Window())
-	if !wi.viewable || wi.x != p.X-img.HotX || wi.y != p.Y-img.HotY {
+	wi = harness.XWinInfo(t, ac.Window())
+	if !wi.Viewable || wi.X != p.X-img.HotX || wi.Y != p.Y-img.HotY {
 		t.Fatalf("overlay after MoveTo(%v) = %+v, want viewable at (%d,%d)", p, wi, p.X-img.HotX, p.Y-img.HotY)
 	}
 	shot, err := b.Capture(t.Context(), x11.CaptureOptions{Region: &x11.Rect{X: p.X - img.HotX, Y: p.Y - img.HotY, Width: img.Width, Height: img.Height}, MaxDimension: -1})
@@ -130,12 +87,12 @@ func TestAgentCursorOverlay(t *testing.T) {
 	if err := ac.Hide(t.Context()); err != nil {
 		t.Fatalf("Hide: %v", err)
 	}
-	if wi := xwininfo(t, ac.Window()); !wi.exists || wi.viewable {
+	if wi := harness.XWinInfo(t, ac.Window()); !wi.Exists || wi.Viewable {
 		t.Errorf("overlay after Hide = %+v, want unmapped", wi)
 	}
 	ac.Close()
 	ac.Close()
-	if wi := xwininfo(t, ac.Window()); wi.exists {
+	if wi := harness.XWinInfo(t, ac.Window()); wi.Exists {
 		t.Errorf("overlay after Close = %+v, want gone", wi)
 	}
 	if err := ac.MoveTo(t.Context(), p); !errorsIs(err, x11.ErrClosed) {
@@ -248,12 +205,12 @@ func TestAgentCursorGoesWithTheBackend(t *testing.T) {
 		b.Close()
 		t.Fatal(err)
 	}
-	if wi := xwininfo(t, ac.Window()); !wi.viewable {
+	if wi := harness.XWinInfo(t, ac.Window()); !wi.Viewable {
 		t.Errorf("overlay = %+v, want viewable", wi)
 	}
 	b.Close()
 	deadline := time.Now().Add(3 * time.Second)
-	for xwininfo(t, ac.Window()).exists {
+	for harness.XWinInfo(t, ac.Window()).Exists {
 		if time.Now().After(deadline) {
 			t.Fatal("the overlay outlived its backend")
 		}

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -158,47 +155,12 @@ func overlayWindow(t *testing.T, d map[string]any) uint32 {
 	return uint32(id)
 }
 
-// winInfo is what xwininfo reports about a window.
-type winInfo struct {
-	exists, viewable, override bool
-	x, y                       int
-}
-
-var xwininfoField = regexp.MustCompile(`(?m)^\s*(Absolute upper-left X|Absolute upper-left Y|Map State|Override Redirect State):\s*(\S+)`)
-
-// xwininfo asks the server (through xwininfo) about window id.
-func xwininfo(t *testing.T, id uint32) winInfo {
-	t.Helper()
-	out, err := exec.Command("xwininfo", "-id", fmt.Sprint(id)).CombinedOutput()
-	if err != nil {
-		if strings.Contains(string(out), "BadWindow") || strings.Contains(string(out), "No such window") {
-			return winInfo{}
-		}
-		t.Fatalf("xwininfo -id %d: %v: %s", id, err, out)
-	}
-	wi := winInfo{exists: true}
-	for _, m := range xwininfoField.FindAllStringSubmatch(string(out), -1) {
-		n, _ := strconv.Atoi(m[2])
-		switch m[1] {
-		case "Absolute upper-left X":
-			wi.x = n
-		case "Absolute upper-left Y":
-			wi.y = n
-		case "Map State":
-			wi.viewable = m[2] == "IsViewable"
-		case "Override Redirect State":
-			wi.override = m[2] == "yes"
-		}
-	}
-	return wi
-}
-
 // waitOverlay polls xwininfo until ok holds for the overlay, failing after 3 s.
-func waitOverlay(t *testing.T, id uint32, what string, ok func(winInfo) bool) winInfo {
+func waitOverlay(t *testing.T, id uint32, what string, ok func(harness.WindowInfo) bool) harness.WindowInfo {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		wi := xwininfo(t, id)
+		wi := harness.XWinInfo(t, id)
 		if ok(wi) {
 			return wi
 		}
@@ -241,8 +203,8 @@ func TestAgentCursorOverlay(t *testing.T) {
 	if _, err := callAs(t, reg, sess, "move_cursor", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x": 60, "y": 50}); err != nil {
 		t.Fatal(err)
 	}
-	wi := waitOverlay(t, win, "viewable at the pointer", func(wi winInfo) bool { return wi.viewable })
-	if !wi.override || wi.x != w.Frame.X+60 || wi.y != w.Frame.Y+50 {
+	wi := waitOverlay(t, win, "viewable at the pointer", func(wi harness.WindowInfo) bool { return wi.Viewable })
+	if !wi.OverrideRedirect || wi.X != w.Frame.X+60 || wi.Y != w.Frame.Y+50 {
 		t.Errorf("after move_cursor the overlay is %+v, want override-redirect at (%d,%d)", wi, w.Frame.X+60, w.Frame.Y+50)
 	}
 	xl.Reset()
@@ -251,7 +213,7 @@ func TestAgentCursorOverlay(t *testing.T) {
 	}
 	xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "button_release")) > 0 })
 	p := struct{ x, y int }{w.Frame.X + 100, w.Frame.Y + 80}
-	waitOverlay(t, win, "at the click", func(wi winInfo) bool { return wi.viewable && wi.x == p.x && wi.y == p.y })
+	waitOverlay(t, win, "at the click", func(wi harness.WindowInfo) bool { return wi.Viewable && wi.X == p.x && wi.Y == p.y })
 	st, _ = cursorState(t, reg, sess)
 	if *st.Position.X != float64(p.x) || *st.Position.Y != float64(p.y) || *st.VisualState.RequestedAction != "click" || *st.VisualState.Frame < 2 {
 		t.Errorf("state after the click = position (%v,%v) action %q frame %d; want (%d,%d) click ≥2",
@@ -297,11 +259,11 @@ func TestAgentCursorOverlay(t *testing.T) {
 	}
 
 	cursorCall(t, reg, sess, "set_agent_cursor_enabled", map[string]any{"session": sess.Label, "enabled": false}, &er)
-	if wi := xwininfo(t, win); !wi.exists || wi.viewable {
+	if wi := harness.XWinInfo(t, win); !wi.Exists || wi.Viewable {
 		t.Errorf("after enabled=false the overlay is %+v, want unmapped", wi)
 	}
 	sess.End()
-	if wi := xwininfo(t, win); wi.exists {
+	if wi := harness.XWinInfo(t, win); wi.Exists {
 		t.Errorf("after the session ended the overlay still exists: %+v", wi)
 	}
 }
@@ -326,7 +288,7 @@ func TestAgentCursorMotion(t *testing.T) {
 	var er contractEnabled
 	r := cursorCall(t, reg, sess, "set_agent_cursor_enabled", map[string]any{"session": sess.Label, "enabled": true}, &er)
 	win := overlayWindow(t, details(t, r))
-	waitOverlay(t, win, "shown at the pointer", func(wi winInfo) bool { return wi.viewable && wi.x == w.Frame.X+20 })
+	waitOverlay(t, win, "shown at the pointer", func(wi harness.WindowInfo) bool { return wi.Viewable && wi.X == w.Frame.X+20 })
 
 	st0, _ := cursorState(t, reg, sess)
 	move(320, 250)
@@ -340,8 +302,8 @@ func TestAgentCursorMotion(t *testing.T) {
 		}
 		st, _ = cursorState(t, reg, sess)
 	}
-	if wi := xwininfo(t, win); wi.x != w.Frame.X+320 || wi.y != w.Frame.Y+250 {
-		t.Errorf("after the glide the overlay is at (%d,%d), want (%d,%d)", wi.x, wi.y, w.Frame.X+320, w.Frame.Y+250)
+	if wi := harness.XWinInfo(t, win); wi.X != w.Frame.X+320 || wi.Y != w.Frame.Y+250 {
+		t.Errorf("after the glide the overlay is at (%d,%d), want (%d,%d)", wi.X, wi.Y, w.Frame.X+320, w.Frame.Y+250)
 	}
 	if frames := *st.VisualState.Frame - *st0.VisualState.Frame; frames < 5 || *st.VisualState.Phase != "resting" {
 		t.Errorf("the glide drew %d frames and ended %q; want several and resting", frames, *st.VisualState.Phase)
@@ -354,18 +316,18 @@ func TestAgentCursorMotion(t *testing.T) {
 	}
 	move(40, 30)
 	// The ring's hotspot is its centre (12,12): no glide, there at once.
-	if wi := xwininfo(t, win); wi.x != w.Frame.X+40-12 || wi.y != w.Frame.Y+30-12 {
-		t.Errorf("with reduced motion the overlay is at (%d,%d) right after the move, want (%d,%d)", wi.x, wi.y, w.Frame.X+28, w.Frame.Y+18)
+	if wi := harness.XWinInfo(t, win); wi.X != w.Frame.X+40-12 || wi.Y != w.Frame.Y+30-12 {
+		t.Errorf("with reduced motion the overlay is at (%d,%d) right after the move, want (%d,%d)", wi.X, wi.Y, w.Frame.X+28, w.Frame.Y+18)
 	}
 
 	cursorCall(t, reg, sess, "set_agent_cursor_motion", map[string]any{"session": sess.Label, "idle_hide_ms": 150}, &mr)
 	move(60, 30)
-	waitOverlay(t, win, "hidden when idle", func(wi winInfo) bool { return wi.exists && !wi.viewable })
+	waitOverlay(t, win, "hidden when idle", func(wi harness.WindowInfo) bool { return wi.Exists && !wi.Viewable })
 	if st, d := cursorState(t, reg, sess); !*st.Enabled || d["visible"] != false || !strings.Contains(fmt.Sprint(d["hidden_reason"]), "idle") {
 		t.Errorf("idle state = enabled %v, details %v", *st.Enabled, d)
 	}
 	move(80, 30)
-	waitOverlay(t, win, "shown again by the next action", func(wi winInfo) bool { return wi.viewable && wi.x == w.Frame.X+80-12 })
+	waitOverlay(t, win, "shown again by the next action", func(wi harness.WindowInfo) bool { return wi.Viewable && wi.X == w.Frame.X+80-12 })
 }
 
 // TestAgentCursorOnSessionPointer: on a shared display the session's own pointer shows the
@@ -406,7 +368,7 @@ func TestAgentCursorOnSessionPointer(t *testing.T) {
 		t.Fatalf("no pointer device in %v", d)
 	}
 	ptr := uint16(dev)
-	if wi := xwininfo(t, overlayWindow(t, d)); wi.viewable {
+	if wi := harness.XWinInfo(t, overlayWindow(t, d)); wi.Viewable {
 		t.Errorf("the overlay is shown while the session's own pointer carries the cursor: %+v", wi)
 	}
 	got := harness.CursorImage(t, ptr)
