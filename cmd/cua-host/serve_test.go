@@ -46,36 +46,10 @@ func TestServeNodeExample(t *testing.T) {
 	requireDisplayPrograms(t)
 	testkit.NeedPrograms(t, "node", "npm", "xterm")
 	bin := buildBinary(t)
-	app := t.TempDir()
-	for _, name := range []string{"package.json", "package-lock.json", "serve_demo.mjs"} {
-		b, err := os.ReadFile(filepath.Join("../../examples/serve-node", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(app, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	npmCache := filepath.Join(t.TempDir(), "npm-cache")
-	if dir, err := os.UserCacheDir(); err == nil {
-		npmCache = filepath.Join(dir, "cua-host", "npm")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, "npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--cache", npmCache)
-	install.Dir = app
-	install.Env = append(os.Environ(), "NO_UPDATE_NOTIFIER=1", "npm_config_update_notifier=false")
-	start := time.Now()
-	if b, err := install.CombinedOutput(); err != nil {
-		if (strings.Contains(string(b), "ENOTFOUND") || strings.Contains(string(b), "EAI_AGAIN")) && os.Getenv("CI") == "" {
-			t.Skipf("npm registry unreachable and the SDK not in the npm cache:\n%s", b)
-		}
-		t.Fatalf("npm ci: %v\n%s", err, b)
-	}
-	t.Logf("npm ci: %v (cache %s)", time.Since(start).Round(time.Millisecond), npmCache)
+	app := testkit.NpmInstall(t, "../../examples/serve-node", "package.json", "package-lock.json", "serve_demo.mjs")
 
 	out := t.TempDir()
-	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "serve_demo.mjs", "--bin", bin, "--out", out)
 	cmd.Dir = app

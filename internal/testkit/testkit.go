@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,4 +110,40 @@ func CheckLeaks(code int) int {
 func NeedPrograms(t testing.TB, programs ...string) {
 	t.Helper()
 	Require(t, Missing(programs...))
+}
+
+// NpmInstall copies files (names inside srcDir) to a directory of their own and runs
+// `npm ci` there, through an npm cache kept in the user's cache directory so that later
+// runs need no network. It returns the directory. An unreachable registry with the
+// packages not cached skips t, or fails it when CI is set.
+func NpmInstall(t testing.TB, srcDir string, files ...string) string {
+	t.Helper()
+	app := t.TempDir()
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join(srcDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(app, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	npmCache := filepath.Join(t.TempDir(), "npm-cache")
+	if dir, err := os.UserCacheDir(); err == nil {
+		npmCache = filepath.Join(dir, "cua-host", "npm")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, "npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--cache", npmCache)
+	install.Dir = app
+	install.Env = append(os.Environ(), "NO_UPDATE_NOTIFIER=1", "npm_config_update_notifier=false")
+	start := time.Now()
+	if b, err := install.CombinedOutput(); err != nil {
+		if (strings.Contains(string(b), "ENOTFOUND") || strings.Contains(string(b), "EAI_AGAIN")) && os.Getenv("CI") == "" {
+			t.Skipf("npm registry unreachable and the packages not in the npm cache:\n%s", b)
+		}
+		t.Fatalf("npm ci: %v\n%s", err, b)
+	}
+	t.Logf("npm ci: %v (cache %s)", time.Since(start).Round(time.Millisecond), npmCache)
+	return app
 }

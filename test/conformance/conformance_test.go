@@ -214,36 +214,10 @@ func build(t *testing.T, dir, pkg, name string) string {
 }
 
 // installScript copies conformance.mjs and its package files to a directory of its own and
-// runs `npm ci` there, through an npm cache kept in the user's cache directory so that
-// later runs need no network (as TestServeNodeExample does).
+// installs the pinned packages there (testkit.NpmInstall).
 func installScript(t *testing.T) string {
 	t.Helper()
-	app := t.TempDir()
-	for _, name := range []string{"package.json", "package-lock.json", "conformance.mjs"} {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(app, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	npmCache := filepath.Join(t.TempDir(), "npm-cache")
-	if dir, err := os.UserCacheDir(); err == nil {
-		npmCache = filepath.Join(dir, "cua-host", "npm")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, "npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--cache", npmCache)
-	install.Dir = app
-	install.Env = append(os.Environ(), "NO_UPDATE_NOTIFIER=1", "npm_config_update_notifier=false")
-	if b, err := install.CombinedOutput(); err != nil {
-		if (strings.Contains(string(b), "ENOTFOUND") || strings.Contains(string(b), "EAI_AGAIN")) && os.Getenv("CI") == "" {
-			t.Skipf("npm registry unreachable and the packages not in the npm cache:\n%s", b)
-		}
-		t.Fatalf("npm ci: %v\n%s", err, b)
-	}
-	return app
+	return testkit.NpmInstall(t, ".", "package.json", "package-lock.json", "conformance.mjs")
 }
 
 // logRuns logs the tail of every `cua-host run` log the script kept.
