@@ -2,7 +2,11 @@ package procfs
 
 import (
 	"os"
+	"os/exec"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseStat(t *testing.T) {
@@ -41,5 +45,52 @@ func TestSelf(t *testing.T) {
 	}
 	if _, err := ReadStat(0); !os.IsNotExist(err) {
 		t.Errorf("ReadStat(0) = %v, want not exist", err)
+	}
+}
+
+// TestImageLive: a process's pagemap reads as live while it runs the image it had when the
+// pagemap was opened, and not once it exits; a child shares nothing with this process.
+func TestImageLive(t *testing.T) {
+	cmd := exec.Command("/usr/bin/sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	dirfd, err := OpenDir(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dirfd)
+	// Wait for the child's own execve, so the pagemap is bound to sleep's image.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if exe, _ := ExeAt(dirfd); exe == "/usr/bin/sleep" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child never ran /usr/bin/sleep")
+		}
+	}
+	fd, err := OpenImageAt(dirfd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if !ImageLive(fd) {
+		t.Fatal("a running process's image reads as not live")
+	}
+	if shared, err := SharesImage(pid, os.Getpid()); err != nil || shared {
+		t.Errorf("SharesImage(child, self) = %v, %v; want false", shared, err)
+	}
+	if shared, err := SharesImage(os.Getpid(), os.Getpid()); err != nil || !shared {
+		t.Errorf("SharesImage(self, self) = %v, %v; want true", shared, err)
+	}
+	if _, err := SharesImage(0, pid); err == nil {
+		t.Error("SharesImage(0, …) did not fail")
+	}
+	cmd.Process.Kill()
+	cmd.Process.Wait()
+	if ImageLive(fd) {
+		t.Error("the image of a reaped process reads as live")
 	}
 }
