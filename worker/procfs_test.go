@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,15 +34,7 @@ func TestParseStat(t *testing.T) {
 // TestProcCacheFollowsExec: a process that calls execve runs another file under the same
 // pid and start time; the cache must not keep the old executable.
 func TestProcCacheFollowsExec(t *testing.T) {
-	cmd := exec.Command("/bin/sh", "-c", "read x; exec /usr/bin/sleep 30")
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	cmd, w := startWithStdin(t, "/bin/sh", "-c", "read x; exec /usr/bin/sleep 30")
 	var c procCache
 	before := c.read(cmd.Process.Pid)
 	if !before.alive || before.ppid != os.Getpid() || before.exe == "" || before.exe == "/usr/bin/sleep" {
@@ -112,6 +105,22 @@ func TestProcCacheZombie(t *testing.T) {
 	}
 }
 
+// startWithStdin starts argv with a pipe to its standard input, killed and reaped when t
+// ends unless the test did so first.
+func startWithStdin(t *testing.T, argv ...string) (*exec.Cmd, io.Writer) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, w
+}
+
 func readStatState(pid int) (byte, error) {
 	st, err := procfs.ReadStat(pid)
 	return st.State, err
@@ -171,15 +180,7 @@ func TestProcCacheConcurrent(t *testing.T) {
 // another program image under the same pid, start time and executable; the entry made
 // before it must not pass as unchanged.
 func TestProcCacheSameFileExec(t *testing.T) {
-	cmd := exec.Command("/bin/sh", "-c", `read x; exec /bin/sh -c "read y"`)
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	cmd, w := startWithStdin(t, "/bin/sh", "-c", `read x; exec /bin/sh -c "read y"`)
 	var c procCache
 	t.Cleanup(c.close)
 	pid := cmd.Process.Pid
