@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -114,12 +115,47 @@ func ExeIDAt(dirfd int) (dev, ino uint64, err error) {
 // pid. The address space stays in use while any process uses it: a child created with
 // clone(CLONE_VM) and no CLONE_THREAD (vfork, posix_spawn before its exec) shares it with
 // its parent; see SharesImage. Opening needs the same access as reading /proc/PID/exe.
+//
+// Before Linux 4.2 the pagemap followed the process's current address space on every read;
+// there OpenImageAt fails with errors.ErrUnsupported.
 func OpenImageAt(dirfd int) (int, error) {
+	if !pagemapBindsAtOpen() {
+		return -1, fmt.Errorf("pagemap bound at open needs Linux 4.2: %w", errors.ErrUnsupported)
+	}
 	fd, err := unix.Openat(dirfd, "pagemap", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, &os.PathError{Op: "openat", Path: "pagemap", Err: err}
 	}
 	return fd, nil
+}
+
+// pagemapBindsAtOpen reports whether the running kernel binds a pagemap to the address
+// space at open (Linux 4.2 and later). It is read once per process.
+var pagemapBindsAtOpen = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	return kernelAtLeast(unix.ByteSliceToString(u.Release[:]), 4, 2)
+})
+
+// kernelAtLeast reports whether release (uname -r, e.g. "6.18.44-fc") is major.minor or
+// later; a release that does not start with two numbers is not.
+func kernelAtLeast(release string, major, minor int) bool {
+	maj, rest, ok := strings.Cut(release, ".")
+	if !ok {
+		return false
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(rest)
+	}
+	ma, err1 := strconv.Atoi(maj)
+	mi, err2 := strconv.Atoi(rest[:end])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }
 
 // ImageLive reports whether the address space fd (OpenImageAt) was opened on is still in

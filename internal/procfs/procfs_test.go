@@ -94,3 +94,17 @@ func TestImageLive(t *testing.T) {
 		t.Error("the image of a reaped process reads as live")
 	}
 }
+
+func TestKernelAtLeast(t *testing.T) {
+	for _, tc := range []struct {
+		release string
+		want    bool
+	}{
+		{"6.18.44-fc-v669", true}, {"4.2.0", true}, {"4.19", true}, {"5.0-rc1", true},
+		{"4.1.52", false}, {"3.10.0-1160.el7.x86_64", false}, {"", false}, {"x.y", false}, {"4", false}, {"4.", false},
+	} {
+		if got := kernelAtLeast(tc.release, 4, 2); got != tc.want {
+			t.Errorf("kernelAtLeast(%q, 4, 2) = %v, want %v", tc.release, got, tc.want)
+		}
+	}
+}
