@@ -26,21 +26,11 @@ type procInfo struct {
 // procCache keeps, for each process the authorizer asked about, a descriptor of its /proc
 // directory and what was read through it: start time, parent, and the executable's path and
 // identity. A /proc/PID descriptor names one process, not a number: once that process is
-// reaped nothing can be read through it, and a reused pid is opened afresh.
-//
-// A hit must still be the same live process running the same program. The entry also keeps
-// the process's pagemap, which the kernel binds to the address space the process had when
-// it was opened: every execve (of any file, the same one included) replaces the address
-// space and exiting releases it, so one pread through it (procfs.ImageLive) says whether
-// the process still runs what was read. The address space outlives an execve only while
-// another process shares it — a child created with CLONE_VM and no CLONE_THREAD: vfork,
-// posix_spawn before its exec. A process that shares its address space with its parent
-// when the entry is made (kcmp), or whose pagemap cannot be opened, is checked the older
-// way instead: one statx of its executable, which follows an execve of another file. A
-// process that itself creates a CLONE_VM child after the entry was made and then calls
-// execve would keep its entry; that needs code of its own choosing running in the process
-// already, which is all its entry grants (ADR 0012). Anything but a live, unchanged image
-// drops the entry and reads everything again. So a hit costs one system call.
+// reaped nothing can be read through it, and a reused pid is opened afresh. A process that
+// called execve runs another file: the executable's identity is read again on every call
+// (one statx through the descriptor, which also fails once the process is a zombie or gone),
+// and anything but the cached identity drops the entry and reads everything again. So a hit
+// costs one system call and is always the same live process running the same file.
 //
 // The parent is the one read when the entry was made. It is only ever compared with the
 // worker's own pid: a live child of the worker stays its child (a parent changes only when
@@ -56,11 +46,10 @@ type procCache struct {
 	m  map[int]procEntry
 }
 
-// procEntry is one cached process: its /proc directory and, when usable, its pagemap
-// (both owned by the cache; image is -1 without one), and its facts.
+// procEntry is one cached process: its /proc directory (owned by the cache) and its facts.
 type procEntry struct {
-	dirfd, image int
-	info         procInfo
+	dirfd int
+	info  procInfo
 }
 
 // maxProcCache bounds the cache (each entry holds a descriptor); it is emptied when full.
@@ -73,43 +62,18 @@ func (c *procCache) read(pid int) procInfo {
 	}
 	c.mu.RLock()
 	e, hit := c.m[pid]
-	if hit && e.unchanged() {
-		c.mu.RUnlock()
-		return e.info
+	if hit {
+		dev, ino, err := procfs.ExeIDAt(e.dirfd)
+		if err == nil && dev == e.info.dev && ino == e.info.ino {
+			c.mu.RUnlock()
+			return e.info
+		}
 	}
 	c.mu.RUnlock()
 	if hit {
 		c.drop(pid, e.dirfd)
 	}
 	return c.load(pid)
-}
-
-// unchanged reports whether e's process is alive and runs what was read when e was made.
-func (e procEntry) unchanged() bool {
-	if e.image >= 0 {
-		return procfs.ImageLive(e.image)
-	}
-	dev, ino, err := procfs.ExeIDAt(e.dirfd)
-	return err == nil && dev == e.info.dev && ino == e.info.ino
-}
-
-// openImage opens pid's pagemap through dirfd, or returns -1 when the process shares its
-// address space with its parent (or that cannot be told), or the pagemap cannot be opened.
-// The comparison comes first: a process that shares nothing then cannot share later (a
-// shared address space is only ever made by clone), so what is opened after is its own.
-func openImage(dirfd, pid, ppid int) int {
-	if shared, err := procfs.SharesImage(pid, ppid); err != nil || shared {
-		return -1
-	}
-	fd, err := procfs.OpenImageAt(dirfd)
-	if err != nil {
-		return -1
-	}
-	if !procfs.ImageLive(fd) {
-		unix.Close(fd)
-		return -1
-	}
-	return fd
 }
 
 // load reads pid's facts through a fresh descriptor of its /proc directory and caches them
@@ -135,16 +99,12 @@ func (c *procCache) load(pid int) procInfo {
 	if exe, err := procfs.ExeAt(dirfd); err == nil {
 		info.exe = exe
 	}
-	image := openImage(dirfd, pid, info.ppid)
 	// An execve between the two reads of the executable would pair the new file's path
 	// with the old file's identity: cache only what a second look confirms; otherwise
-	// return the newest identity without a path. The second look comes after the pagemap
-	// was opened, so an execve of another file before that is seen here, and one after it
-	// leaves the pagemap on a released address space.
+	// return the newest identity without a path.
 	dev2, ino2, err := procfs.ExeIDAt(dirfd)
 	if err != nil || dev2 != dev || ino2 != ino || info.exe == "" {
-		e := procEntry{dirfd: dirfd, image: image}
-		e.closeFDs()
+		unix.Close(dirfd)
 		if err != nil || dev2 != dev || ino2 != ino {
 			info.dev, info.ino, info.exe = dev2, ino2, ""
 		}
@@ -152,23 +112,15 @@ func (c *procCache) load(pid int) procInfo {
 	}
 	c.mu.Lock()
 	if old, ok := c.m[pid]; ok {
-		old.closeFDs()
+		unix.Close(old.dirfd)
 	}
 	if c.m == nil || len(c.m) >= maxProcCache {
 		c.closeLocked()
 		c.m = make(map[int]procEntry)
 	}
-	c.m[pid] = procEntry{dirfd: dirfd, image: image, info: info}
+	c.m[pid] = procEntry{dirfd: dirfd, info: info}
 	c.mu.Unlock()
 	return info
-}
-
-// closeFDs closes e's descriptors.
-func (e procEntry) closeFDs() {
-	unix.Close(e.dirfd)
-	if e.image >= 0 {
-		unix.Close(e.image)
-	}
 }
 
 // drop removes pid's entry if it still holds dirfd, and closes it.
@@ -176,7 +128,7 @@ func (c *procCache) drop(pid, dirfd int) {
 	c.mu.Lock()
 	if e, ok := c.m[pid]; ok && e.dirfd == dirfd {
 		delete(c.m, pid)
-		e.closeFDs()
+		unix.Close(dirfd)
 	}
 	c.mu.Unlock()
 }
@@ -191,7 +143,7 @@ func (c *procCache) close() {
 
 func (c *procCache) closeLocked() {
 	for _, e := range c.m {
-		e.closeFDs()
+		unix.Close(e.dirfd)
 	}
 }
 

@@ -176,55 +176,11 @@ func TestProcCacheConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestProcCacheSameFileExec: an execve of the very file the process already runs starts
-// another program image under the same pid, start time and executable; the entry made
-// before it must not pass as unchanged.
-func TestProcCacheSameFileExec(t *testing.T) {
-	cmd, w := startWithStdin(t, "/bin/sh", "-c", `read x; exec /bin/sh -c "read y"`)
-	var c procCache
-	t.Cleanup(c.close)
-	pid := cmd.Process.Pid
-	first := c.read(pid)
-	c.mu.RLock()
-	e := c.m[pid]
-	c.mu.RUnlock()
-	if !first.alive || first.exe == "" || e.image < 0 || !e.unchanged() {
-		t.Fatalf("entry before exec: %+v (image %d)", first, e.image)
-	}
-	w.Write([]byte("go\n"))
-	deadline := time.Now().Add(5 * time.Second)
-	for e.unchanged() {
-		if time.Now().After(deadline) {
-			t.Fatal("the entry made before an execve of the same file still passes as unchanged")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	// The older check, one statx of the executable, cannot see this execve.
-	if dev, ino, err := procfs.ExeIDAt(e.dirfd); err != nil || dev != e.info.dev || ino != e.info.ino {
-		t.Fatalf("the executable's identity changed across an execve of the same file: %v", err)
-	}
-	second := c.read(pid)
-	if second != first {
-		t.Errorf("after re-reading: %+v, want %+v", second, first)
-	}
-	c.mu.RLock()
-	e2 := c.m[pid]
-	c.mu.RUnlock()
-	if e2.image < 0 || !e2.unchanged() {
-		t.Errorf("the fresh entry does not pass as unchanged (image %d)", e2.image)
-	}
-}
-
 // TestProcCacheSharedImage: a child that shares its parent's address space (clone with
-// CLONE_VM, as vfork does) keeps that address space alive after its own execve, so its
-// pagemap cannot tell; the cache must check such a process by its executable and follow
-// the execve all the same.
+// CLONE_VM, as vfork does) keeps that address space alive after its own execve; the cache
+// must follow the execve all the same.
 func TestProcCacheSharedImage(t *testing.T) {
-	testkit.NeedPrograms(t, "gcc")
-	helper := filepath.Join(t.TempDir(), "clonevm")
-	if out, err := exec.Command("gcc", "-O1", "-o", helper, "testdata/clonevm.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	helper := buildHelper(t, "clonevm")
 	cmd := exec.Command(helper, "/usr/bin/sleep", "30")
 	w, err := cmd.StdinPipe()
 	if err != nil {
@@ -242,17 +198,10 @@ func TestProcCacheSharedImage(t *testing.T) {
 		t.Fatalf("child pid: %v", err)
 	}
 	defer func() { syscall.Kill(child, syscall.SIGKILL); cmd.Process.Kill(); cmd.Wait() }()
-	if shared, err := procfs.SharesImage(child, cmd.Process.Pid); err != nil || !shared {
-		t.Fatalf("SharesImage(child, parent) = %v, %v; want true", shared, err)
-	}
 	var c procCache
 	t.Cleanup(c.close)
-	before := c.read(child)
-	c.mu.RLock()
-	e := c.m[child]
-	c.mu.RUnlock()
-	if !before.alive || before.exe != helper || e.image != -1 {
-		t.Fatalf("child before exec: %+v (image %d), want %s checked by its executable", before, e.image, helper)
+	if before := c.read(child); !before.alive || before.exe != helper {
+		t.Fatalf("child before exec: %+v, want alive running %s", before, helper)
 	}
 	if parent := c.read(cmd.Process.Pid); !parent.alive || parent.exe != helper {
 		t.Fatalf("parent: %+v", parent)
@@ -269,4 +218,58 @@ func TestProcCacheSharedImage(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestProcCacheThreadExit: a thread's id opens as /proc/TID like a pid. Once that thread
+// has exited, while the rest of its process runs on, its entry must not read as alive
+// (the id may be reused by any process next).
+func TestProcCacheThreadExit(t *testing.T) {
+	cmd := exec.Command(buildHelper(t, "threadexit"))
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var tid int
+	if _, err := fmt.Fscan(out, &tid); err != nil {
+		t.Fatalf("thread id: %v", err)
+	}
+	var c procCache
+	t.Cleanup(c.close)
+	if info := c.read(tid); !info.alive {
+		t.Fatalf("thread %d of %d before it exits: %+v", tid, cmd.Process.Pid, info)
+	}
+	w.Write([]byte("x"))
+	var done string
+	if _, err := fmt.Fscan(out, &done); err != nil || done != "exited" {
+		t.Fatalf("the thread did not exit: %q %v", done, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.read(tid).alive {
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d exited, its process runs on, and the cache still reads it as alive", tid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if parent := c.read(cmd.Process.Pid); !parent.alive {
+		t.Errorf("the process itself reads as gone: %+v", parent)
+	}
+}
+
+// buildHelper compiles testdata/NAME.c into the test's temporary directory.
+func buildHelper(t *testing.T, name string) string {
+	t.Helper()
+	testkit.NeedPrograms(t, "gcc")
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("gcc", "-O1", "-pthread", "-o", bin, "testdata/"+name+".c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -1,17 +1,14 @@
 // Package procfs reads the few facts cua-host needs about a process from Linux's /proc:
 // its parent, state and start time (/proc/PID/stat), its executable (/proc/PID/exe) and
-// its command name (/proc/PID/comm), and whether the address space a process had is still
-// the one in use (/proc/PID/pagemap, kcmp). It is not a general /proc library.
+// its command name (/proc/PID/comm). It is not a general /proc library.
 package procfs
 
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -104,84 +101,6 @@ func ExeIDAt(dirfd int) (dev, ino uint64, err error) {
 		return 0, 0, err
 	}
 	return unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino, nil
-}
-
-// OpenImageAt opens the pagemap of the process whose /proc directory is dirfd and returns
-// the descriptor (close-on-exec; the caller owns it). The kernel binds it to the address
-// space the process has at that moment, not to the process: ImageLive reports, with one
-// pread, whether that address space is still in use. Every execve installs a new address
-// space, and exiting (before the process is a zombie) releases it, so a process that
-// called execve — even of the same file — or exited reads as not live, as does a reused
-// pid. The address space stays in use while any process uses it: a child created with
-// clone(CLONE_VM) and no CLONE_THREAD (vfork, posix_spawn before its exec) shares it with
-// its parent; see SharesImage. Opening needs the same access as reading /proc/PID/exe.
-//
-// Before Linux 4.2 the pagemap followed the process's current address space on every read;
-// there OpenImageAt fails with errors.ErrUnsupported.
-func OpenImageAt(dirfd int) (int, error) {
-	if !pagemapBindsAtOpen() {
-		return -1, fmt.Errorf("pagemap bound at open needs Linux 4.2: %w", errors.ErrUnsupported)
-	}
-	fd, err := unix.Openat(dirfd, "pagemap", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, &os.PathError{Op: "openat", Path: "pagemap", Err: err}
-	}
-	return fd, nil
-}
-
-// pagemapBindsAtOpen reports whether the running kernel binds a pagemap to the address
-// space at open (Linux 4.2 and later). It is read once per process.
-var pagemapBindsAtOpen = sync.OnceValue(func() bool {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return false
-	}
-	return kernelAtLeast(unix.ByteSliceToString(u.Release[:]), 4, 2)
-})
-
-// kernelAtLeast reports whether release (uname -r, e.g. "6.18.44-fc") is major.minor or
-// later; a release that does not start with two numbers is not.
-func kernelAtLeast(release string, major, minor int) bool {
-	maj, rest, ok := strings.Cut(release, ".")
-	if !ok {
-		return false
-	}
-	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	if end < 0 {
-		end = len(rest)
-	}
-	ma, err1 := strconv.Atoi(maj)
-	mi, err2 := strconv.Atoi(rest[:end])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || ma == major && mi >= minor
-}
-
-// ImageLive reports whether the address space fd (OpenImageAt) was opened on is still in
-// use: reading the first page's entry gives 8 bytes while it is and nothing once it was
-// released. An error reads as not live.
-func ImageLive(fd int) bool {
-	var entry [8]byte
-	n, err := unix.Pread(fd, entry[:], 0)
-	return err == nil && n == len(entry)
-}
-
-// kcmpVM is KCMP_VM from linux/kcmp.h: compare the address spaces of two processes.
-const kcmpVM = 1
-
-// SharesImage reports whether processes a and b use one address space (kcmp(2) KCMP_VM):
-// a thread of the same process, or a child created with CLONE_VM that has not yet called
-// execve. It needs the access ptrace's read mode gives to both, and fails otherwise.
-func SharesImage(a, b int) (bool, error) {
-	if a <= 0 || b <= 0 {
-		return false, os.ErrNotExist
-	}
-	r, _, errno := unix.Syscall6(unix.SYS_KCMP, uintptr(a), uintptr(b), kcmpVM, 0, 0, 0)
-	if errno != 0 {
-		return false, fmt.Errorf("kcmp %d %d: %w", a, b, errno)
-	}
-	return r == 0, nil
 }
 
 // ExeAt is Exe for the process whose /proc directory is dirfd.
