@@ -34,7 +34,7 @@ func TestParseStat(t *testing.T) {
 // TestProcCacheFollowsExec: a process that calls execve runs another file under the same
 // pid and start time; the cache must not keep the old executable.
 func TestProcCacheFollowsExec(t *testing.T) {
-	cmd, w := startWithStdin(t, "/bin/sh", "-c", "read x; exec /usr/bin/sleep 30")
+	cmd, w, _ := startPiped(t, "/bin/sh", "-c", "read x; exec /usr/bin/sleep 30")
 	var c procCache
 	before := c.read(cmd.Process.Pid)
 	if !before.alive || before.ppid != os.Getpid() || before.exe == "" || before.exe == "/usr/bin/sleep" {
@@ -105,12 +105,16 @@ func TestProcCacheZombie(t *testing.T) {
 	}
 }
 
-// startWithStdin starts argv with a pipe to its standard input, killed and reaped when t
-// ends unless the test did so first.
-func startWithStdin(t *testing.T, argv ...string) (*exec.Cmd, io.Writer) {
+// startPiped starts argv with pipes to its standard input and from its standard output;
+// it is killed and reaped when t ends unless the test did so first.
+func startPiped(t *testing.T, argv ...string) (*exec.Cmd, io.Writer, io.Reader) {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +122,7 @@ func startWithStdin(t *testing.T, argv ...string) (*exec.Cmd, io.Writer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, w
+	return cmd, w, r
 }
 
 func readStatState(pid int) (byte, error) {
@@ -181,23 +185,12 @@ func TestProcCacheConcurrent(t *testing.T) {
 // must follow the execve all the same.
 func TestProcCacheSharedImage(t *testing.T) {
 	helper := buildHelper(t, "clonevm")
-	cmd := exec.Command(helper, "/usr/bin/sleep", "30")
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, w, out := startPiped(t, helper, "/usr/bin/sleep", "30")
 	var child int
 	if _, err := fmt.Fscan(out, &child); err != nil {
 		t.Fatalf("child pid: %v", err)
 	}
-	defer func() { syscall.Kill(child, syscall.SIGKILL); cmd.Process.Kill(); cmd.Wait() }()
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
 	var c procCache
 	t.Cleanup(c.close)
 	if before := c.read(child); !before.alive || before.exe != helper {
@@ -224,19 +217,7 @@ func TestProcCacheSharedImage(t *testing.T) {
 // has exited, while the rest of its process runs on, its entry must not read as alive
 // (the id may be reused by any process next).
 func TestProcCacheThreadExit(t *testing.T) {
-	cmd := exec.Command(buildHelper(t, "threadexit"))
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd, w, out := startPiped(t, buildHelper(t, "threadexit"))
 	var tid int
 	if _, err := fmt.Fscan(out, &tid); err != nil {
 		t.Fatalf("thread id: %v", err)
