@@ -750,10 +750,14 @@ async function pointerTools(run, desk, { ev }) {
     const mark = ev.mark();
     const r = await run.call("scroll", args, { what });
     if (!r.done) continue;
-    const evs = await ev.waitFor(mark, (e) => presses(e, button).length >= min);
-    const got = presses(evs, button);
-    // Without an amount, or by page, the contract fixes no count of wheel notches.
+    // Without an amount, or by page, the contract fixes no count of wheel notches: wait for
+    // as many as the result says were delivered, so none of them is left over to land in
+    // the next call's events.
     const atLeast = args.by === "page" || args.amount === undefined;
+    const delivered = r.sc?.delivery?.delivered_count ?? 0;
+    const want = atLeast ? Math.max(min, delivered) : min;
+    const evs = await ev.waitFor(mark, (e) => presses(e, button).length >= want);
+    const got = presses(evs, button);
     const exact = atLeast ? got.length >= min : got.length === min;
     oracle("scroll", exact && got.every((e) => e.x === x && e.y === y) && presses(evs).length === got.length, `${what}: xevlog saw ${atLeast ? "at least " : ""}${min} wheel press(es) of button ${button} at (${x},${y}): ${summarize(evs)}`);
   }
