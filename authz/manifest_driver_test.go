@@ -3,7 +3,6 @@ package authz
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,14 +68,7 @@ func TestReferenceExampleManifestLoads(t *testing.T) {
 		t.Errorf("SHA256 = %s, want the bytes' digest", m.SHA256)
 	}
 
-	inv := DefaultInventory()
-	e := func(name string) *Entry { x, _ := inv.Lookup(name); return x }
-	tests := []struct {
-		name string
-		tool string
-		r    Resource
-		want Code
-	}{
+	checkManifestDecisions(t, m, []manifestCheckCase{
 		{name: "launch the editor", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/example-editor"}},
 		{name: "launch another program", tool: "launch_app", r: Resource{Kind: ResourceApplication, Op: OpLaunch, Executable: "/usr/bin/xterm"}, want: CodeOutsideManifest},
 		{name: "a window of the editor someone else started", tool: "click", r: Resource{Kind: ResourceWindow, Op: OpInput, PID: 40, Window: 9, Executable: "/usr/bin/example-editor"}},
@@ -90,23 +82,7 @@ func TestReferenceExampleManifestLoads(t *testing.T) {
 		{name: "read from the input tree", tool: "get_window_state", r: Resource{Kind: ResourceFile, Op: OpRead, Path: "/data/input/a/b.png"}},
 		{name: "read from the output tree", tool: "get_window_state", r: Resource{Kind: ResourceFile, Op: OpRead, Path: "/data/output/b.png"}, want: CodeOutsideManifest},
 		{name: "a path that is not canonical", tool: "get_window_state", r: Resource{Kind: ResourceFile, Op: OpWrite, Path: "/data/output/../../etc/x"}, want: CodeOutsideManifest},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var r *Refusal
-			if tt.r.Kind == ResourceFile {
-				r = m.CheckResource(tt.r)
-			} else {
-				r = m.Check(e(tt.tool), tt.r)
-			}
-			switch {
-			case tt.want == "" && r != nil:
-				t.Errorf("Check(%s, %v) = %v, want allowed", tt.tool, tt.r, r)
-			case tt.want != "" && (r == nil || r.Code != tt.want):
-				t.Errorf("Check(%s, %v) = %v, want %s", tt.tool, tt.r, r, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestDriverVocabularyLegacyVersions(t *testing.T) {
@@ -139,14 +115,7 @@ resources:
 	if m.Apps[0].Terminate != TerminateDeny || !m.ClipboardRead || m.ClipboardWrite || !m.DesktopObserve || !m.DesktopInput {
 		t.Errorf("defaults = %+v", m)
 	}
-	inv := DefaultInventory()
-	e := func(name string) *Entry { x, _ := inv.Lookup(name); return x }
-	tests := []struct {
-		name string
-		tool string
-		r    Resource
-		want Code
-	}{
+	checkManifestDecisions(t, m, []manifestCheckCase{
 		{name: "ask is deny", tool: "type_text", r: Resource{Kind: ResourceDisplay, Op: OpInput}, want: CodeManifestDenied},
 		{name: "deny", tool: "zoom", r: Resource{Kind: ResourceWindow, Op: OpObserve, PID: 4242, Window: 1, Executable: "/usr/bin/xterm"}, want: CodeManifestDenied},
 		{name: "any window of an application pid", tool: "click", r: Resource{Kind: ResourceWindow, Op: OpInput, PID: 4242, Window: 77, Executable: "/usr/bin/gedit"}},
@@ -159,18 +128,7 @@ resources:
 		{name: "terminate a listed pid", tool: "kill_app", r: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 4244, Executable: "/usr/bin/gedit"}},
 		{name: "terminate a listed app (default deny)", tool: "kill_app", r: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 9, Executable: "/usr/bin/xterm", Owned: true}, want: CodeManifestDenied},
 		{name: "terminate another pid", tool: "kill_app", r: Resource{Kind: ResourceProcess, Op: OpTerminate, PID: 4242, Executable: "/usr/bin/gedit"}, want: CodeOutsideManifest},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := m.Check(e(tt.tool), tt.r)
-			switch {
-			case tt.want == "" && r != nil:
-				t.Errorf("Check(%s, %v) = %v, want allowed", tt.tool, tt.r, r)
-			case tt.want != "" && (r == nil || r.Code != tt.want):
-				t.Errorf("Check(%s, %v) = %v, want %s", tt.tool, tt.r, r, tt.want)
-			}
-		})
-	}
+	})
 	if r := m.CheckResource(Resource{Kind: ResourceFile, Op: OpRead, Path: "/srv/in/a.png"}); r != nil {
 		t.Errorf("read of the listed file = %v", r)
 	}
@@ -193,12 +151,7 @@ resources:
 
 // driverErrorTests are malformed manifests in the reference's vocabulary, and fields
 // cua-host refuses; they also seed FuzzParseManifest.
-var driverErrorTests = []struct {
-	name      string
-	yaml      string
-	wantField string
-	wantMsg   string
-}{
+var driverErrorTests = []manifestErrorCase{
 	{name: "v3 with mode", yaml: "version: 3\nmode: bounded\n", wantField: "mode", wantMsg: "must not declare mode"},
 	{name: "v3 with mode first", yaml: "mode: bounded\nversion: 3\n", wantField: "mode", wantMsg: "must not declare mode"},
 	{name: "v3 with ask", yaml: "version: 3\nask: {tools: [click]}\n", wantField: "ask", wantMsg: "no ask.tools"},
@@ -239,23 +192,7 @@ var driverErrorTests = []struct {
 	{name: "unknown files key", yaml: "version: 3\nresources: {files: {execute: []}}\n", wantField: "resources.files", wantMsg: `unknown key "execute"`},
 }
 
-func TestParseManifestDriverErrors(t *testing.T) {
-	for _, tt := range driverErrorTests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := ParseManifest([]byte(tt.yaml), nil)
-			if err == nil {
-				t.Fatalf("ParseManifest = %+v, want an error", m)
-			}
-			var me *ManifestError
-			if !errors.As(err, &me) || !errors.Is(err, ErrInvalidManifest) {
-				t.Fatalf("ParseManifest error %T %v, want a *ManifestError", err, err)
-			}
-			if me.Field != tt.wantField || !strings.Contains(me.Msg, tt.wantMsg) || me.Line == 0 && tt.wantField != "" {
-				t.Errorf("ParseManifest = line %d field %q msg %q, want field %q msg containing %q", me.Line, me.Field, me.Msg, tt.wantField, tt.wantMsg)
-			}
-		})
-	}
-}
+func TestParseManifestDriverErrors(t *testing.T) { checkManifestErrors(t, driverErrorTests, true) }
 
 // TestManifestUnsupportedFieldLine: a refused field is reported at its own line.
 func TestManifestUnsupportedFieldLine(t *testing.T) {

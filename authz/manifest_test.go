@@ -56,12 +56,7 @@ func TestParseManifestValid(t *testing.T) {
 
 // manifestErrorTests are the malformed manifests every load error names a field for; they
 // also seed FuzzParseManifest.
-var manifestErrorTests = []struct {
-	name      string
-	yaml      string
-	wantField string
-	wantMsg   string
-}{
+var manifestErrorTests = []manifestErrorCase{
 	{name: "empty", yaml: "", wantMsg: "empty manifest"},
 	{name: "null", yaml: "~\n", wantMsg: "empty manifest"},
 	{name: "not a mapping", yaml: "[1, 2]\n", wantMsg: "must be a mapping"},
@@ -117,8 +112,22 @@ var manifestErrorTests = []struct {
 	{name: "not utf8", yaml: "version: 1\n\xff\n", wantMsg: "not valid UTF-8"},
 }
 
-func TestParseManifestErrors(t *testing.T) {
-	for _, tt := range manifestErrorTests {
+func TestParseManifestErrors(t *testing.T) { checkManifestErrors(t, manifestErrorTests, false) }
+
+// manifestErrorCase is a malformed manifest and the field and message its error names.
+type manifestErrorCase struct {
+	name      string
+	yaml      string
+	wantField string
+	wantMsg   string
+}
+
+// checkManifestErrors parses each case and wants a *ManifestError (matching
+// ErrInvalidManifest) naming the case's field with a message containing its text; with
+// wantLine, an error that names a field must also name a line.
+func checkManifestErrors(t *testing.T, cases []manifestErrorCase, wantLine bool) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := ParseManifest([]byte(tt.yaml), nil)
 			if err == nil {
@@ -128,8 +137,41 @@ func TestParseManifestErrors(t *testing.T) {
 			if !errors.As(err, &me) || !errors.Is(err, ErrInvalidManifest) {
 				t.Fatalf("ParseManifest error %T %v, want a *ManifestError matching ErrInvalidManifest", err, err)
 			}
-			if me.Field != tt.wantField || !strings.Contains(me.Msg, tt.wantMsg) {
-				t.Errorf("ParseManifest = field %q msg %q, want field %q msg containing %q", me.Field, me.Msg, tt.wantField, tt.wantMsg)
+			if me.Field != tt.wantField || !strings.Contains(me.Msg, tt.wantMsg) || wantLine && me.Line == 0 && tt.wantField != "" {
+				t.Errorf("ParseManifest = line %d field %q msg %q, want field %q msg containing %q", me.Line, me.Field, me.Msg, tt.wantField, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// manifestCheckCase is one tool's use of one resource and the refusal code a manifest
+// should give it ("" for allowed).
+type manifestCheckCase struct {
+	name string
+	tool string
+	r    Resource
+	want Code
+}
+
+// checkManifestDecisions runs each case through m: a file resource through CheckResource,
+// anything else through Check with the default inventory's entry for the tool.
+func checkManifestDecisions(t *testing.T, m *Manifest, cases []manifestCheckCase) {
+	t.Helper()
+	inv := DefaultInventory()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			var r *Refusal
+			if tt.r.Kind == ResourceFile {
+				r = m.CheckResource(tt.r)
+			} else {
+				e, _ := inv.Lookup(tt.tool)
+				r = m.Check(e, tt.r)
+			}
+			switch {
+			case tt.want == "" && r != nil:
+				t.Errorf("Check(%s, %v) = %v, want allowed", tt.tool, tt.r, r)
+			case tt.want != "" && (r == nil || r.Code != tt.want):
+				t.Errorf("Check(%s, %v) = %v, want %s", tt.tool, tt.r, r, tt.want)
 			}
 		})
 	}

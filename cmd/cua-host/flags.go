@@ -39,6 +39,19 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 	return 0, true
 }
 
+// parseFlagsOnly is parseFlags for a command that takes no positional arguments: any are
+// an error, reported as "cua-host CMD: unexpected arguments …" with exit code 2.
+func parseFlagsOnly(fs *flag.FlagSet, cmd string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code, false
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "cua-host %s: unexpected arguments %q\n", cmd, fs.Args())
+		return 2, false
+	}
+	return 0, true
+}
+
 // parseInterspersedFlags is parseFlags for a command whose flags may come before or after
 // its positional arguments, which it returns.
 func parseInterspersedFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {

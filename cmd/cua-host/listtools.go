@@ -34,12 +34,8 @@ func runListTools(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), "usage: cua-host list-tools [--json]\n\nEvery tool a worker offers, with --json its input schema and annotations.\n\n")
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseFlagsOnly(fs, "list-tools", args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "cua-host list-tools: unexpected arguments %q\n", fs.Args())
-		return 2
 	}
 	inv := authz.DefaultInventory()
 	var tools []listedTool

@@ -62,12 +62,8 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 	managedPolicy := fs.String("managed-policy", "", "managed policy file or Rego directory")
 	runtimeDir := fs.String("runtime-dir", "", "where the 0700 endpoint directory is created")
 	screen := fs.String("screen", "", "size of a private display, WxH")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseFlagsOnly(fs, "session start", args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "cua-host session start: unexpected arguments %q\n", fs.Args())
-		return 2
 	}
 	serveArgs := []string{"serve", "--keep-after-eof", "--allow-modes", *mode, "--max-session-ttl", ttl.String(),
 		"--max-idle-ttl", idle.String(), "--log-level", *logLevel}

@@ -86,12 +86,8 @@ func runStatus(args []string, getenv func(string) string, stdout, stderr io.Writ
 			"The startup configuration `cua-host run` would use with these flags and the environment.\n\n")
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseFlagsOnly(fs, "status", args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "cua-host status: unexpected arguments %q\n", fs.Args())
-		return 2
 	}
 	rep := collectStatus(af, *managedPolicy, *policyPath, getenv)
 	if *asJSON {

@@ -94,21 +94,30 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		d.space()
-		if d.i >= len(d.s) {
+		if done, ok := d.next('}'); !ok {
 			return nil, false
-		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case '}':
-			d.i++
+		} else if done {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// next reads what follows a member or an element: a ',' (more follow) or closer (done).
+func (d *decoder) next(closer byte) (done, ok bool) {
+	d.space()
+	if d.i >= len(d.s) {
+		return false, false
+	}
+	switch d.s[d.i] {
+	case ',':
+		d.i++
+		d.space()
+		return false, true
+	case closer:
+		d.i++
+		return true, true
+	}
+	return false, false
 }
 
 // array reads the rest of an array whose '[' was read, at nesting depth.
@@ -125,19 +134,10 @@ func (d *decoder) array(depth int) ([]any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.s) {
+		if done, ok := d.next(']'); !ok {
 			return nil, false
-		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case ']':
-			d.i++
+		} else if done {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
 }
