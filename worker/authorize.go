@@ -171,7 +171,10 @@ func newRequest(name string, raw []byte) request {
 		return request{name: policy.CanonicalTool(name), refusal: r}
 	}
 	countStep(stepCanonicalize)
-	canonical, clean := authz.SanitizeOwned(name, args)
+	canonical, clean, r := authz.SanitizeOwned(name, args)
+	if r != nil {
+		return request{name: canonical, refusal: r}
+	}
 	if r := authz.NormalizeTarget(clean); r != nil {
 		return request{name: canonical, refusal: r}
 	}
@@ -195,10 +198,6 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 		return nil, nil, req.refusal
 	}
 	name, args := req.name, req.args
-	if r := checkArgNames(args); r != nil {
-		return nil, nil, r
-	}
-
 	e, _ := a.pipe.Inventory().Lookup(name)
 	res := a.res.resolve(ctx, s, name, e, args)
 	now := a.now()
@@ -272,19 +271,6 @@ func countStep(step int) {
 	if c := stepCounter.Load(); c != nil {
 		c[step].Add(1)
 	}
-}
-
-// checkArgNames refuses argument names outside [a-z0-9_]. Every tool's arguments are
-// lowercase snake_case, and encoding/json matches struct fields case-insensitively with
-// Unicode folding ("mar\u212Aer" reaches the field "marker"): a name the policy sees as
-// different from the one the handler reads would let a value past the policy unchecked.
-func checkArgNames(args map[string]any) *authz.Refusal {
-	for k := range args {
-		if !lowerSnake(k) {
-			return authz.Refuse(authz.CodeInvalidArguments, "argument name %q: names are lowercase ASCII letters, digits and underscores", k)
-		}
-	}
-	return nil
 }
 
 // parseArgs decodes a call's arguments, which must be one JSON object.

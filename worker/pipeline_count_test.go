@@ -109,8 +109,12 @@ func TestPipelineCountsOnce(t *testing.T) {
 		args map[string]any
 		want callWork
 	}{
+		// The window is found in the one window list its stacking check reads: one
+		// desktop query in all.
 		{name: "click on a window", tool: "click", args: map[string]any{"pid": own, "window_id": ownWin, "x": 10, "y": 10, "_mode": "x"},
-			want: callWork{decodes: 1, canonicalizations: 1, sessionChecks: 1, windowLookups: 1, stackLookups: 1}},
+			want: callWork{decodes: 1, canonicalizations: 1, sessionChecks: 1, stackLookups: 1}},
+		{name: "click on a pid's window", tool: "click", args: map[string]any{"pid": own, "x": 10, "y": 10},
+			want: callWork{decodes: 1, canonicalizations: 1, sessionChecks: 1, stackLookups: 1}},
 		{name: "keys to a pid's window", tool: "type_text_chars", args: map[string]any{"pid": own, "text": "hi"},
 			want: callWork{decodes: 1, canonicalizations: 1, sessionChecks: 1, stackLookups: 1}},
 		{name: "keys to the focused window", tool: "type_text", args: map[string]any{"text": "hi"},

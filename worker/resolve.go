@@ -84,9 +84,6 @@ func (r *resolver) resolve(ctx context.Context, s *session, tool string, e *auth
 
 // resolveTarget finds the resource a call's tool touches (see resolve).
 func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any) resolution {
-	if k := foldedKey(args); k != "" {
-		return unresolved(authz.CodeInvalidArguments, "argument %q: argument names are case-sensitive", k)
-	}
 	pid, hasPID, err := intArg(args, "pid", 1, math.MaxInt32)
 	if err != nil {
 		return unresolved(authz.CodeInvalidArguments, "%v", err)
@@ -110,7 +107,7 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 		if !hasPID {
 			return unresolved(authz.CodeInvalidArguments, "%s needs the pid of the window's process", tool)
 		}
-		return r.window(ctx, s, tool, e.Operation, pid, uint32(wid), hasWID, false)
+		return r.window(ctx, s, tool, e.Operation, pid, uint32(wid), hasWID, false, nil)
 	case authz.ShapePointer:
 		return r.withPaste(ctx, s, tool, args, r.pointer(ctx, s, tool, args, pid, hasPID, uint32(wid), hasWID, scope))
 	case authz.ShapeKeyboard:
@@ -179,7 +176,10 @@ func (r *resolver) process(s *session, kind authz.ResourceKind, op authz.Operati
 // With exact (window-relative coordinates follow), a pid alone must name a process with
 // one mapped window: with several, which one the coordinates are relative to is a guess,
 // and the call is refused with ambiguous_window_target.
-func (r *resolver) window(ctx context.Context, s *session, tool string, op authz.Operation, pid int, wid uint32, hasWID, exact bool) resolution {
+// listed, when not nil, is the desktop's window list the caller already read: the window
+// is found in it rather than asked for again, so one snapshot describes both the target
+// and what lies over it.
+func (r *resolver) window(ctx context.Context, s *session, tool string, op authz.Operation, pid int, wid uint32, hasWID, exact bool, listed []x11.Window) resolution {
 	info := r.procs.read(pid)
 	if !info.alive {
 		return unresolved(authz.CodeWindowNotFound, "process %d is not running", pid)
@@ -191,7 +191,12 @@ func (r *resolver) window(ctx context.Context, s *session, tool string, op authz
 	switch {
 	case hasWID:
 		var err error
-		if w, err = r.desk.Window(ctx, wid); err != nil {
+		if listed != nil {
+			w, err = findWindow(listed, wid)
+		} else {
+			w, err = r.desk.Window(ctx, wid)
+		}
+		if err != nil {
 			return unresolved(authz.CodeWindowNotFound, "window 0x%x: %v", wid, err)
 		}
 		if w.PID != pid {
@@ -202,9 +207,12 @@ func (r *resolver) window(ctx context.Context, s *session, tool string, op authz
 			return unresolved(authz.CodeWindowNotFound, "window 0x%x belongs to pid %d, not %d", wid, w.PID, pid)
 		}
 	default:
-		wins, err := r.desk.Windows(ctx)
-		if err != nil {
-			return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+		wins := listed
+		if wins == nil {
+			var err error
+			if wins, err = r.desk.Windows(ctx); err != nil {
+				return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+			}
 		}
 		n := 0
 		for _, c := range wins {
@@ -240,6 +248,16 @@ func (r *resolver) window(ctx context.Context, s *session, tool string, op authz
 	return res
 }
 
+// findWindow returns the window with id from a window list, as Desktop.Window would.
+func findWindow(wins []x11.Window, id uint32) (x11.Window, error) {
+	for _, w := range wins {
+		if w.ID == id {
+			return w, nil
+		}
+	}
+	return x11.Window{}, fmt.Errorf("%w: 0x%x", x11.ErrWindowNotFound, id)
+}
+
 // unverified withholds what a window's pid would grant when the pid is the client-set
 // _NET_WM_PID rather than the one the X server observed: such a window is nobody's own and
 // matches no manifest app.
@@ -257,11 +275,19 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	pts := points(buf[:0], args)
 	var res resolution
 	var origin x11.Point
+	// One read of the window list serves the target and the stacking check below.
+	var wins []x11.Window
 	switch {
 	case hasPID && scope == "desktop":
 		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
 	case hasPID:
-		if res = r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, len(pts) > 0); res.Unresolved != nil || res.SelfPID != 0 {
+		if len(pts) > 0 {
+			var err error
+			if wins, err = r.desk.Windows(ctx); err != nil {
+				return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+			}
+		}
+		if res = r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, len(pts) > 0, wins); res.Unresolved != nil || res.SelfPID != 0 {
 			return res
 		}
 		origin = x11.Point{X: res.frame.X, Y: res.frame.Y}
@@ -282,9 +308,11 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	if len(pts) == 0 {
 		return res
 	}
-	wins, err := r.desk.Windows(ctx)
-	if err != nil {
-		return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+	if wins == nil {
+		var err error
+		if wins, err = r.desk.Windows(ctx); err != nil {
+			return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
+		}
 	}
 	for i, p := range pts {
 		pts[i] = x11.Point{X: origin.X + p.X, Y: origin.Y + p.Y} // now in root coordinates
@@ -355,7 +383,7 @@ func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid in
 	case hasPID && scope == "desktop":
 		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
 	case hasPID:
-		return r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, false)
+		return r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, false, nil)
 	case hasWID:
 		return unresolved(authz.CodeInvalidArguments, "window_id needs the pid that owns it")
 	}
@@ -407,39 +435,6 @@ func (r *resolver) focusProtected(ctx context.Context) bool {
 		}
 	}
 	return false
-}
-
-// targetKeys are the arguments the resolver reads. Handlers decode arguments with
-// encoding/json, which matches field names case-insensitively (and folds ſ to s, K to k);
-// a key that only folds to one of these would reach the handler unseen by the resolver.
-var targetKeys = []string{"pid", "window_id", "scope", "x", "y", "from_x", "from_y", "to_x", "to_y", "name", "launch_path", "target",
-	"screenshot_out_file", "image_path", "file_path"}
-
-// foldedKey returns an argument name that is not one of targetKeys but folds to one, or "".
-func foldedKey(args map[string]any) string {
-	for k := range args {
-		if len(k) > 64 || lowerSnake(k) || slices.Contains(targetKeys, k) {
-			// A name of lowercase ASCII letters, digits and underscores folds to a
-			// lowercase name only when it equals it.
-			continue
-		}
-		for _, t := range targetKeys {
-			if strings.EqualFold(k, t) {
-				return k
-			}
-		}
-	}
-	return ""
-}
-
-// lowerSnake reports whether k is made of lowercase ASCII letters, digits and underscores.
-func lowerSnake(k string) bool {
-	for i := 0; i < len(k); i++ {
-		if c := k[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
 }
 
 // points appends the call's coordinates to out: x,y and drag's from/to pairs, where both
