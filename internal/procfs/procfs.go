@@ -97,8 +97,6 @@ func ReadStatAt(dirfd int) (Stat, error) {
 // dirfd runs, with one statx. It fails when the process is gone or is a zombie (it has no
 // memory map left), and for another user's process.
 func ExeIDAt(dirfd int) (dev, ino uint64, err error) {
-	// The authorizer calls this on every call that targets a window: the name is passed
-	// as a constant NUL-terminated string rather than converted (and allocated) each time.
 	var st unix.Statx_t
 	_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(dirfd), uintptr(unsafe.Pointer(unsafe.StringData(exeName))),
 		unix.AT_STATX_DONT_SYNC, unix.STATX_INO, uintptr(unsafe.Pointer(&st)), 0)
@@ -108,7 +106,8 @@ func ExeIDAt(dirfd int) (dev, ino uint64, err error) {
 	return unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino, nil
 }
 
-// exeName is "exe" as the kernel reads a path: NUL-terminated.
+// exeName is "exe" as the kernel reads a path, NUL-terminated: the authorizer reads it on
+// every call that targets a window, and a constant needs no conversion (nor allocation).
 const exeName = "exe\x00"
 
 // ExeAt is Exe for the process whose /proc directory is dirfd.
