@@ -55,6 +55,10 @@ if want authz; then
     | awk '{name=$1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkAuthorize\//, "", name); print name, $3, $(NF-1)}' | sort -k1,1 -k2,2n \
     | awk '{v[$1]=v[$1] " " $2; a[$1]=$3; n[$1]++} END {for (k in v) {split(v[k], x, " "); printf "%-36s %10s ns %6s allocs\n", k, x[int((n[k]+1)/2)], a[k]}}' | sort
   echo "goal: a window-target call (none|yaml/click_own_window) ≤ 5000 ns; noop is the floor (decode, sanitize, decide)"
+  echo "the kernel's share on this machine (medians of 5): the one statx a window-target call must make, and a null system call"
+  go test -run '^$' -bench 'ExeIDAt|NullSyscall' -benchtime 200000x -count 5 ./internal/procfs/ | grep -E '^Benchmark' \
+    | awk '{name=$1; sub(/-[0-9]+$/, "", name); print name, $3}' | sort -k1,1 -k2,2n \
+    | awk '{v[$1]=v[$1] " " $2; n[$1]++} END {for (k in v) {split(v[k], x, " "); printf "%-36s %10s ns\n", k, x[int((n[k]+1)/2)]}}' | sort
   echo
 fi
 
