@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -89,3 +90,72 @@ type deadlineCtx struct {
 }
 
 func (c deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
+
+// quickCtx is the context of a quick call (tool.Tool.Quick), which runs on the session's
+// reader. Quick tools answer without waiting, so most never ask for Done; a cancellable
+// context and a place in deadlines for each of them would cost more than the call. Here
+// the call's cancellation is made only when something needs it: when Done is asked for
+// (a handler that waits, or a context derived from this one), or when Err finds the
+// deadline passed. It is then a context of the session's with a timeout at the deadline,
+// so a handler that blocks is cancelled at its deadline (cause DeadlineExceeded) or when
+// the session ends (the session's cause), as any call is. Until then Err answers from
+// the session's context and the clock. release stops the timer once the call returned.
+type quickCtx struct {
+	parent context.Context // the session's
+	at     time.Time
+	now    func() time.Time
+
+	once  sync.Once
+	armed atomic.Pointer[armedCtx]
+}
+
+// armedCtx is a quickCtx's cancellation once made.
+type armedCtx struct {
+	ctx  context.Context
+	stop context.CancelFunc
+}
+
+func newQuickCtx(parent context.Context, at time.Time, now func() time.Time) *quickCtx {
+	return &quickCtx{parent: parent, at: at, now: now}
+}
+
+func (c *quickCtx) arm() *armedCtx {
+	c.once.Do(func() {
+		ctx, stop := context.WithTimeoutCause(c.parent, c.at.Sub(c.now()), context.DeadlineExceeded)
+		c.armed.Store(&armedCtx{ctx: ctx, stop: stop})
+	})
+	return c.armed.Load()
+}
+
+func (c *quickCtx) Deadline() (time.Time, bool) { return c.at, true }
+
+func (c *quickCtx) Done() <-chan struct{} { return c.arm().ctx.Done() }
+
+func (c *quickCtx) Err() error {
+	if a := c.armed.Load(); a != nil {
+		return a.ctx.Err()
+	}
+	if err := c.parent.Err(); err != nil {
+		return err
+	}
+	if c.now().Before(c.at) {
+		return nil
+	}
+	// Past the deadline: made now, the cancellation is already done, so Err and
+	// context.Cause agree from here on.
+	return c.arm().ctx.Err()
+}
+
+func (c *quickCtx) Value(key any) any {
+	if a := c.armed.Load(); a != nil {
+		return a.ctx.Value(key)
+	}
+	return c.parent.Value(key)
+}
+
+// release stops the timer of a cancellation that was made.
+func (c *quickCtx) release() {
+	if a := c.armed.Load(); a != nil {
+		a.stop()
+	}
+}

@@ -44,18 +44,15 @@ func (s *session) startCall(id uint64, deadlineMS int64, req *cuav1.CallTool) (f
 	if quick {
 		// Runs on the reader (serve): nothing reads the channel meanwhile, so no Cancel can
 		// reach it and it is not in inflight (nor counted against MaxInFlight); its deadline
-		// and the session's end still cancel it.
-		cctx, cancel := context.WithCancelCause(s.ctx)
-		ctx := deadlineCtx{Context: cctx, at: deadline}
-		c := &inflightCall{cancel: cancel, tool: toolName, received: now}
-		s.w.deadlines.add(c, deadline)
+		// and the session's end still cancel it (quickCtx).
+		ctx := newQuickCtx(s.ctx, deadline, s.w.cfg.Now)
+		c := &inflightCall{tool: toolName, received: now}
 		return func() {
-			defer cancel(context.Canceled)
+			defer ctx.release()
 			s.mu.Lock()
 			s.quick = c
 			s.mu.Unlock()
 			res := s.dispatch(ctx, c, call)
-			s.w.deadlines.remove(c)
 			s.mu.Lock()
 			s.quick = nil
 			s.mu.Unlock()
@@ -148,19 +145,10 @@ func (p *panicError) Error() string { return fmt.Sprintf("tool panicked: %v", p.
 
 // outcome maps a handler's return to the wire result (see package tool).
 func (w *worker) outcome(ctx context.Context, name string, res *tool.Result, err error) *cuav1.ToolResult {
-	var refusal *authz.Refusal
-	var pe *panicError
-	switch {
-	case errors.As(err, &refusal):
-		return refusalResult(refusal.Code, refusal.Message)
-	case errors.As(err, &pe):
-		w.log.Error("tool panicked", "tool", name, "panic", fmt.Sprint(pe.value), "stack", string(pe.stack))
-		return errorResult(cuav1.Outcome_OUTCOME_UNKNOWN, "internal_error", err.Error())
-	case err != nil && ctx.Err() != nil:
-		return errorResult(cuav1.Outcome_OUTCOME_UNKNOWN, string(ctxCode(ctx)), fmt.Sprintf("interrupted after dispatch: %v", err))
-	case err != nil:
-		return errorResult(cuav1.Outcome_OUTCOME_COMPLETED, "tool_error", err.Error())
-	case res == nil:
+	if err != nil {
+		return w.errorOutcome(ctx, name, err)
+	}
+	if res == nil {
 		res = &tool.Result{}
 	}
 	out := &cuav1.ToolResult{Outcome: cuav1.Outcome_OUTCOME_COMPLETED, IsError: res.IsError}
@@ -174,6 +162,23 @@ func (w *worker) outcome(ctx context.Context, name string, res *tool.Result, err
 	out.Structured = w.encodeResultObject(name, "structured", res.Structured, out)
 	out.Details = w.encodeResultObject(name, "details", res.Details, out)
 	return out
+}
+
+// errorOutcome is outcome for a handler that returned an error. It is apart from outcome
+// so that a call that succeeded does not allocate the targets errors.As fills.
+func (w *worker) errorOutcome(ctx context.Context, name string, err error) *cuav1.ToolResult {
+	var refusal *authz.Refusal
+	var pe *panicError
+	switch {
+	case errors.As(err, &refusal):
+		return refusalResult(refusal.Code, refusal.Message)
+	case errors.As(err, &pe):
+		w.log.Error("tool panicked", "tool", name, "panic", fmt.Sprint(pe.value), "stack", string(pe.stack))
+		return errorResult(cuav1.Outcome_OUTCOME_UNKNOWN, "internal_error", err.Error())
+	case ctx.Err() != nil:
+		return errorResult(cuav1.Outcome_OUTCOME_UNKNOWN, string(ctxCode(ctx)), fmt.Sprintf("interrupted after dispatch: %v", err))
+	}
+	return errorResult(cuav1.Outcome_OUTCOME_COMPLETED, "tool_error", err.Error())
 }
 
 // encodeResultObject marshals a result's structured value or details; one that cannot be
