@@ -65,6 +65,8 @@ var errSessionEnded = errors.New("session ended")
 
 // inflightCall is one call between acceptance and reply.
 type inflightCall struct {
+	// cancel ends an ordinary call (a Cancel envelope, its deadline); nil for the quick
+	// call, whose context cancels itself (quickCtx).
 	cancel context.CancelCauseFunc
 	// tool is the registered tool's name ("" for a name that is no tool); received is
 	// when the call was accepted. Both are reported by StatusRequest.
