@@ -131,7 +131,9 @@ func (p *Proxy) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp.
 }
 
 // toolsFromInfos converts the worker's tool list, dropping hidden aliases and repairing
-// (with a log line) what would make the whole list unencodable.
+// (with a log line) what would make the whole list unencodable. A tool's outputSchema is
+// its worker's output schema with the refusal and error shapes beside it (OutputSchema),
+// and no schema uses "const".
 func (p *Proxy) toolsFromInfos(infos []client.ToolInfo) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(infos))
 	for _, ti := range infos {
@@ -140,12 +142,12 @@ func (p *Proxy) toolsFromInfos(infos []client.ToolInfo) []*mcp.Tool {
 		}
 		t := &mcp.Tool{Name: ti.Name, Description: ti.Description, InputSchema: json.RawMessage(`{"type":"object"}`)}
 		if isJSONObject(ti.InputSchema) {
-			t.InputSchema = json.RawMessage(ti.InputSchema)
+			t.InputSchema = withoutConst(ti.InputSchema)
 		} else if len(ti.InputSchema) > 0 {
 			p.log.Warn("worker sent an input schema that is not a JSON object; listing {\"type\":\"object\"}", "tool", ti.Name)
 		}
-		if isJSONObject(ti.OutputSchema) {
-			t.OutputSchema = json.RawMessage(ti.OutputSchema)
+		if s := OutputSchema(ti.OutputSchema); s != nil {
+			t.OutputSchema = s
 		} else if len(ti.OutputSchema) > 0 {
 			p.log.Warn("worker sent an output schema that is not a JSON object; declaring none", "tool", ti.Name)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cua-host/cua-host/authz"
@@ -50,7 +51,8 @@ func TestToolsListAnnotationsAreTheInventorys(t *testing.T) {
 }
 
 // TestToolsListOutputSchemas: the action tools declare the contract's closed action shape
-// as their output schema, and tools whose results have another shape declare none.
+// as their output schema, every other shipped tool its own (all of them return a structured
+// value on every success), and the test-only tools, which do not, declare none.
 func TestToolsListOutputSchemas(t *testing.T) {
 	h := startTestWorker(t, testWorkerOptions{register: func(reg *tool.Registry) {
 		desktop.Register(reg, nil, desktop.Options{Unavailable: errors.New("no display in this test")})
@@ -69,13 +71,44 @@ func TestToolsListOutputSchemas(t *testing.T) {
 			t.Errorf("%s declares output schema %q, want the action schema", name, got[name])
 		}
 	}
-	for _, name := range []string{"list_windows", "get_desktop_state", "get_session", "verify_state", "clipboard_read"} {
-		if got[name] != "" {
-			t.Errorf("%s declares output schema %q, want none", name, got[name])
+	for _, name := range []string{"list_windows", "get_desktop_state", "get_session", "verify_state", "clipboard_read", "health_report", "get_config", "start_session"} {
+		if want := string(tool.OutputSchema(name)); want == "" || got[name] != want {
+			t.Errorf("%s declares output schema %q, want its own %q", name, got[name], want)
+		}
+	}
+	for _, name := range []string{"noop", "sleep", "marker"} {
+		if s, listed := got[name]; listed && s != "" {
+			t.Errorf("test tool %s declares output schema %q, want none", name, s)
 		}
 	}
 	var schema map[string]any
 	if err := json.Unmarshal(tool.ActionSchema, &schema); err != nil || schema["additionalProperties"] != false {
 		t.Errorf("tool.ActionSchema = %s (%v), want a closed object schema", tool.ActionSchema, err)
+	}
+}
+
+// TestEveryShippedToolHasAnOutputSchema: tool.OutputSchema has an entry for every tool a
+// shipped worker registers and for no other, and each is an object schema without
+// "const" (some clients reject it).
+func TestEveryShippedToolHasAnOutputSchema(t *testing.T) {
+	shipped := map[string]bool{}
+	for _, tl := range Catalog() {
+		shipped[tl.Name] = true
+		if tl.OutputSchema == nil {
+			t.Errorf("%s declares no output schema", tl.Name)
+			continue
+		}
+		var s map[string]any
+		if err := json.Unmarshal(tl.OutputSchema, &s); err != nil || s["type"] != "object" {
+			t.Errorf("%s output schema %s (%v): want a JSON object schema of type object", tl.Name, tl.OutputSchema, err)
+		}
+		if strings.Contains(string(tl.OutputSchema), `"const"`) {
+			t.Errorf("%s output schema uses const: %s", tl.Name, tl.OutputSchema)
+		}
+	}
+	for _, name := range tool.OutputSchemaNames() {
+		if !shipped[name] {
+			t.Errorf("tool.OutputSchema has an entry for %s, which no shipped worker registers", name)
+		}
 	}
 }

@@ -16,27 +16,30 @@ import (
 func (w *worker) registerBuiltins(reg *tool.Registry) {
 	w.registerConfig(reg)
 	reg.Register(tool.Tool{
-		Name:        "health_report",
-		Description: "Report the worker's pid, generation, protocol version and which backends are available.",
-		InputSchema: []byte(labelSchema),
-		Annotations: desktop.Annotations("health_report"),
-		Quick:       true,
-		Handler:     w.healthReport,
+		Name:         "health_report",
+		Description:  "Report the worker's pid, generation, protocol version and which backends are available.",
+		InputSchema:  []byte(labelSchema),
+		Annotations:  desktop.Annotations("health_report"),
+		OutputSchema: tool.OutputSchema("health_report"),
+		Quick:        true,
+		Handler:      w.healthReport,
 	})
 	reg.Register(tool.Tool{
-		Name:        "get_session",
-		Description: "Describe the calling session (label, mode, expiry, manifest hash) or one of its labels.",
-		InputSchema: []byte(openLabelSchema),
-		Annotations: desktop.Annotations("get_session"),
-		Quick:       true,
-		Handler:     w.getSession,
+		Name:         "get_session",
+		Description:  "Describe the calling session (label, mode, expiry, manifest hash) or one of its labels.",
+		InputSchema:  []byte(openLabelSchema),
+		Annotations:  desktop.Annotations("get_session"),
+		OutputSchema: tool.OutputSchema("get_session"),
+		Quick:        true,
+		Handler:      w.getSession,
 	})
 	reg.Register(tool.Tool{
-		Name:        "end_session",
-		Description: "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended. With a label (other than the session's own), end only that label: calls carrying it are refused until start_session revives it.",
-		InputSchema: []byte(openLabelSchema),
-		Annotations: desktop.Annotations("end_session"),
-		Handler:     w.endSession,
+		Name:         "end_session",
+		Description:  "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended. With a label (other than the session's own), end only that label: calls carrying it are refused until start_session revives it.",
+		InputSchema:  []byte(openLabelSchema),
+		Annotations:  desktop.Annotations("end_session"),
+		OutputSchema: tool.OutputSchema("end_session"),
+		Handler:      w.endSession,
 	})
 	w.registerSessionTools(reg)
 }

@@ -19,12 +19,13 @@ import (
 func (w *worker) registerConfig(reg *tool.Registry) {
 	reg.AddCapability(probeSessionBus(os.Getenv("DBUS_SESSION_BUS_ADDRESS")))
 	reg.Register(tool.Tool{
-		Name:        "get_config",
-		Description: "Report the effective configuration this session runs under: mode and expiry, policy layers and their SHA-256, the display, the host's ceiling and the worker's limits. Read-only: the host fixes it.",
-		InputSchema: []byte(labelSchema),
-		Annotations: desktop.Annotations("get_config"),
-		Quick:       true,
-		Handler:     w.getConfig,
+		Name:         "get_config",
+		Description:  "Report the effective configuration this session runs under: mode and expiry, policy layers and their SHA-256, the display, the host's ceiling and the worker's limits. Read-only: the host fixes it.",
+		InputSchema:  []byte(labelSchema),
+		Annotations:  desktop.Annotations("get_config"),
+		OutputSchema: tool.OutputSchema("get_config"),
+		Quick:        true,
+		Handler:      w.getConfig,
 	})
 }
 

@@ -43,7 +43,7 @@ func (w *worker) registerSessionTools(reg *tool.Registry) {
 		{Name: "get_session_state", Description: "Deprecated: the capture scope of this session or label (fixed by the host).",
 			InputSchema: []byte(openLabelSchema), Handler: w.sessionState, Quick: true},
 	} {
-		t.Annotations = desktop.Annotations(t.Name)
+		t.Annotations, t.OutputSchema = desktop.Annotations(t.Name), tool.OutputSchema(t.Name)
 		reg.Register(t)
 	}
 }

@@ -43,7 +43,7 @@ type desk struct {
 }
 
 // spec is one tool before registration. Its MCP annotations come from the inventory
-// (Annotations).
+// (Annotations), its output schema from tool.OutputSchema.
 type spec struct {
 	name        string
 	description string
@@ -78,11 +78,8 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 		if b == nil {
 			h = unavailable(opts.Unavailable)
 		}
-		t := tool.Tool{Name: s.name, Description: s.description, InputSchema: s.schema, Annotations: Annotations(s.name), Handler: h}
-		if actionTools[s.name] {
-			t.OutputSchema = tool.ActionSchema
-		}
-		reg.Register(t)
+		reg.Register(tool.Tool{Name: s.name, Description: s.description, InputSchema: s.schema, OutputSchema: tool.OutputSchema(s.name),
+			Annotations: Annotations(s.name), Handler: h})
 	}
 }
 
@@ -116,14 +113,6 @@ func Probe(b *x11.Backend, unavailable error) []tool.Capability {
 		{Name: "xres", Available: c.XRes},
 		wm,
 	}
-}
-
-// actionTools are the tools whose every successful result is a tool.Action (the contract's
-// closed action shape); tools/list declares tool.ActionSchema as their output schema.
-var actionTools = map[string]bool{
-	"click": true, "double_click": true, "right_click": true, "move_cursor": true, "mouse_button_down": true,
-	"mouse_button_up": true, "drag": true, "scroll": true, "type_text": true, "press_key": true, "hotkey": true,
-	"set_value": true, "set_window_frame": true, "invoke_menu": true,
 }
 
 func unavailable(why error) tool.Handler {

@@ -105,9 +105,13 @@ func ActionResult(text string, a Action, details map[string]any) *Result {
 }
 
 // ActionSchema is the JSON Schema of Action, the output schema the action tools declare
-// in tools/list: a client that validates structured content against it (the MCP
-// TypeScript SDK does) accepts every successful action result, and only those.
-var ActionSchema = []byte(`{"type":"object","additionalProperties":false,"required":["effect","route"],"properties":{` +
+// in tools/list (OutputSchema): it accepts every successful action result, and only those.
+// Over MCP it is advertised beside the refusal and error shapes, which every tool can
+// return too.
+var ActionSchema = []byte(actionSchema)
+
+// actionSchema is ActionSchema's text.
+const actionSchema = `{"type":"object","additionalProperties":false,"required":["effect","route"],"properties":{` +
 	`"effect":{"type":"string","enum":["confirmed","partial","unverifiable","suspected_noop","refused"]},` +
 	`"route":{"type":"string","enum":["accessibility","synthetic_events","global_input","system_api","dom","trusted_input"]},` +
 	`"delivery":{"type":["object","null"],"additionalProperties":false,"required":["mode"],"properties":{` +
@@ -116,4 +120,4 @@ var ActionSchema = []byte(`{"type":"object","additionalProperties":false,"requir
 	`"evidence":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["value_readback","window_change"]}}}},` +
 	`"escalation":{"type":["object","null"],"additionalProperties":false,"required":["target","reason"],"properties":{` +
 	`"target":{"type":"string","enum":["pixel","foreground","page","session"]},` +
-	`"reason":{"type":"string","enum":["route_unavailable","delivery_failed","effect_unconfirmed","suspected_noop","permission_required"]}}}}}`)
+	`"reason":{"type":"string","enum":["route_unavailable","delivery_failed","effect_unconfirmed","suspected_noop","permission_required"]}}}}}`
