@@ -222,6 +222,7 @@ func (h *Host) handshake(ctx context.Context) error {
 		Display:       &cuav1.DisplayFacts{Name: h.opts.Display.Name, Private: h.opts.Display.Private, ServerPid: int32(h.opts.Display.ServerPID)},
 		ProtectedPids: []int32{int32(os.Getpid())},
 		Journal:       journalConfig(h.opts.Journal),
+		Sandbox:       sandboxConfig(h.opts),
 	}
 	for _, pid := range h.opts.ProtectedPIDs {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(pid))

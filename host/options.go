@@ -58,11 +58,29 @@ type Options struct {
 	// the worker and fails when it cannot; Close ends the segment.
 	Journal *JournalOptions
 
+	// Sandbox says how programs the sessions launch are confined. The zero value runs
+	// each in a bubblewrap sandbox that hides the person's cookie files, the journal and
+	// cua-host's runtime directories and every other process, and refuses launches where
+	// no sandbox can be built (docs/security.md).
+	Sandbox SandboxOptions
+
 	// StartTimeout bounds spawn → Ready; zero means 10 s.
 	StartTimeout time.Duration
 	// CloseGrace is how long Close waits for the worker to exit after closing the control
 	// channel before it kills the worker's process group; zero means 500 ms.
 	CloseGrace time.Duration
+}
+
+// SandboxOptions configure the sandbox of launched programs.
+type SandboxOptions struct {
+	// Disabled launches programs unconfined: they can read every file the user can, the
+	// person's X cookie among them, and see every process. Only for an operator who says
+	// so (`--sandbox=off`).
+	Disabled bool
+	// Hide adds files and directories launched programs must not see, besides those the
+	// host hides on its own (Journal.Dir, the XAUTHORITY of the host's environment and of
+	// Display) and those the worker finds (internal/sandbox.PersonSecrets).
+	Hide []string
 }
 
 // DisplayFacts describes the X display given to the worker.

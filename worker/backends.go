@@ -30,8 +30,11 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 		err = fmt.Errorf("%w: the host named no X display", x11.ErrNoDisplay)
 	} else {
 		// On a display the host did not create for this worker, a person's windows are on
-		// it too: programs the session launches connect as untrusted X clients.
-		b, err = x11.Open(ctx, x11.Options{Display: name, Logger: log, UntrustedLaunches: !hello.GetDisplay().GetPrivate()})
+		// it too: programs the session launches connect as untrusted X clients. Everywhere
+		// they run in the sandbox Hello describes.
+		private := hello.GetDisplay().GetPrivate()
+		b, err = x11.Open(ctx, x11.Options{Display: name, Logger: log, UntrustedLaunches: !private,
+			LaunchWrapper: launchWrapper(hello.GetSandbox(), private, log)})
 	}
 	if err != nil {
 		log.Warn("desktop backend unavailable", "display", name, "err", err)

@@ -134,6 +134,9 @@ func (s *session) askConsent(ctx context.Context, toolName string, r authz.Resou
 		Description: describeConsent(s.label, toolName, r),
 		Title:       r.Title, Executable: r.Executable, Pid: int32(r.PID),
 	}
+	if len(r.Argv) > 0 {
+		req.Command = desktop.QuoteCommand(r.Argv)
+	}
 	s.w.log.Info("asking for consent", "label", s.label, "tool", toolName, "resource", req.Resource, "operation", req.Operation)
 	rep, err := s.w.requestConsent(ctx, req)
 	switch {

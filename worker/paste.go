@@ -84,7 +84,7 @@ func (r *resolver) selectionsOwnedBySession(ctx context.Context, s *session) boo
 		case err != nil:
 			return false
 		case !owned || pid == r.selfPID:
-		case pid > 0 && s.state.Launched(pid) && r.procs.read(pid).ppid == r.selfPID:
+		case pid > 0 && r.owned(s, pid, r.procs.read(pid)):
 		default:
 			return false
 		}

@@ -21,6 +21,38 @@ type procInfo struct {
 	// ppid is the parent's pid; start is the start time in clock ticks after boot.
 	ppid  int
 	start uint64
+	// launchRoot is the process on pid's line of ancestors (pid included) whose parent was
+	// the worker when the facts were read, with its start time; 0 when the line reaches
+	// no child of the worker. A program launched in a sandbox is a grandchild or further.
+	launchRoot      int
+	launchRootStart uint64
+}
+
+// workerPID is this process's pid, a snapshot for the process's life.
+var workerPID = os.Getpid()
+
+// maxLaunchDepth bounds how many parents findLaunchRoot follows.
+const maxLaunchDepth = 16
+
+// findLaunchRoot fills info.launchRoot for process pid: it follows parents until one is the
+// worker, each parent having started no later than its child (a reused pid on the way
+// breaks the line instead of joining another).
+func findLaunchRoot(pid int, info *procInfo) {
+	child, ppid, start := pid, info.ppid, info.start
+	for range maxLaunchDepth {
+		if ppid == workerPID {
+			info.launchRoot, info.launchRootStart = child, start
+			return
+		}
+		if ppid <= 1 {
+			return
+		}
+		parent, ok := readStat(ppid)
+		if !ok || parent.start > start {
+			return
+		}
+		child, ppid, start = ppid, parent.ppid, parent.start
+	}
 }
 
 // procCache keeps, for each process the authorizer asked about, a descriptor of its /proc
@@ -88,6 +120,7 @@ func (c *procCache) load(pid int) procInfo {
 		unix.Close(dirfd)
 		return procInfo{}
 	}
+	findLaunchRoot(pid, &info)
 	dev, ino, err := procfs.ExeIDAt(dirfd)
 	if err != nil {
 		// Another user's process, or one exiting: its facts without an executable, and
@@ -121,6 +154,24 @@ func (c *procCache) load(pid int) procInfo {
 	c.m[pid] = procEntry{dirfd: dirfd, info: info}
 	c.mu.Unlock()
 	return info
+}
+
+// launchRootOf returns the worker's live child that process pid, whose facts are info, is
+// or descends from, or 0 (see procInfo.launchRoot). A direct child costs nothing more; a
+// descendant costs one more read of the cache, which checks that the child is the same
+// process it was when pid's line was followed.
+func (c *procCache) launchRootOf(pid int, info procInfo) int {
+	switch {
+	case !info.alive || info.launchRoot == 0:
+		return 0
+	case info.launchRoot == pid:
+		return pid
+	}
+	root := c.read(info.launchRoot)
+	if root.alive && root.ppid == workerPID && root.start == info.launchRootStart {
+		return info.launchRoot
+	}
+	return 0
 }
 
 // drop removes pid's entry if it still holds dirfd, and closes it.

@@ -166,9 +166,20 @@ func (r *resolver) self(pid int, info procInfo) int {
 func (r *resolver) process(s *session, kind authz.ResourceKind, op authz.Operation, pid int, info procInfo) authz.Resource {
 	return authz.Resource{
 		Kind: kind, Op: op, PID: pid, StartTime: info.start, Executable: info.exe,
-		// A process the session launched is the worker's child; a reused pid is not.
-		Owned: s.state.Launched(pid) && info.ppid == r.selfPID,
+		Owned: r.owned(s, pid, info),
 	}
+}
+
+// owned reports whether process pid (with facts info) is one the session launched, or a
+// descendant of one: a program launched in a sandbox runs two processes below the worker's
+// child, and an app's windows may belong to its helpers (LibreOffice's soffice.bin under
+// oosplash). A process the session launched is the worker's child; a reused pid is not.
+func (r *resolver) owned(s *session, pid int, info procInfo) bool {
+	if info.ppid == r.selfPID {
+		return s.state.Launched(pid)
+	}
+	root := r.procs.launchRootOf(pid, info)
+	return root != 0 && s.state.Launched(root)
 }
 
 // window resolves a window target: window_id when given (it must belong to pid), else

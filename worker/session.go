@@ -126,7 +126,7 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		label:        label,
 		reach:        reach,
 		authority:    auth,
-		state:        newToolSession(label, mode.String(), w.hello.GetDisplay().GetPrivate()),
+		state:        newToolSession(label, mode.String(), w.hello.GetDisplay().GetPrivate(), w.launchRootOf),
 		lastActivity: now,
 		inflight:     map[uint64]*inflightCall{},
 		asking:       map[authz.GrantKey]*pendingConsent{},
@@ -227,10 +227,21 @@ func (s *session) revoke(code authz.Code, reason string) bool {
 }
 
 // newToolSession is the state handlers see for a session.
-func newToolSession(label, mode string, ownsDisplay bool) *tool.Session {
+func newToolSession(label, mode string, ownsDisplay bool, launchRootOf func(int) int) *tool.Session {
 	st := tool.NewSession(label, mode)
 	st.OwnsDisplay = ownsDisplay
+	st.LaunchRootOf = launchRootOf
 	return st
+}
+
+// launchRootOf is tool.Session.LaunchRootOf: the worker's child that pid is or descends
+// from, or 0; nil without an authorizer.
+func (w *worker) launchRootOf(pid int) int {
+	if w.authorizer == nil {
+		return 0
+	}
+	procs := &w.authorizer.res.procs
+	return procs.launchRootOf(pid, procs.read(pid))
 }
 
 // serve is the session's reader: the one goroutine that reads the channel, for as long as

@@ -35,6 +35,11 @@ type Options struct {
 	// grab against trusted clients. Use it on a display shared with a person. Without the
 	// extension every launch fails with ErrUnsupported.
 	UntrustedLaunches bool
+	// LaunchWrapper, when set, gives the command line Launch actually runs for a program:
+	// argv is the program's (argv[0] an absolute path) and env its environment, and the
+	// result runs the program inside a sandbox (internal/sandbox). An error refuses the
+	// launch before anything runs. Windows of the result's descendants are the program's.
+	LaunchWrapper func(argv, env []string) ([]string, error)
 }
 
 // Capabilities says what the server and its window manager offer.
@@ -96,6 +101,8 @@ type Backend struct {
 	untrustedLaunch bool
 	untrusted       *untrustedAuth
 	untrustedErr    error
+	// wrap is Options.LaunchWrapper.
+	wrap func(argv, env []string) ([]string, error)
 
 	clipOnce sync.Once
 	clip     *clipboard
@@ -158,6 +165,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	b.procs.init()
 	b.probe()
 	b.serverPID = serverPeerPID(display)
+	b.wrap = opts.LaunchWrapper
 	if opts.UntrustedLaunches {
 		b.untrustedLaunch = true
 		if b.untrusted, b.untrustedErr = newUntrustedAuth(conn, display); b.untrustedErr != nil {

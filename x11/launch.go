@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cua-host/cua-host/internal/procfs"
 )
 
 // procTable tracks the processes this backend launched, each reaped by its own goroutine.
@@ -78,6 +80,12 @@ type Launched struct {
 	// Untrusted is true when it was given an untrusted X authorization (see
 	// Options.UntrustedLaunches).
 	Untrusted bool `json:"untrusted"`
+	// Sandboxed is true when it runs inside the backend's launch wrapper (a sandbox):
+	// PID is then the program's process inside it (0 when it ended before it could be
+	// seen), SandboxPID the sandbox's outermost process, the backend's child, and the
+	// windows are those of the sandbox's descendants.
+	Sandboxed  bool `json:"sandboxed"`
+	SandboxPID int  `json:"sandbox_pid,omitempty"`
 }
 
 // ResolveExecutable finds name on PATH (or checks an absolute path); ErrNotFound if absent.
@@ -122,7 +130,13 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 		}
 		env = append(env, "XAUTHORITY="+xauth)
 	}
-	cmd := exec.Command(path, opts.Args...)
+	argv := append([]string{path}, opts.Args...)
+	if b.wrap != nil {
+		if argv, err = b.wrap(argv, env); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	// Its own process group (Kill and Close stop the whole group), and SIGKILL when the
 	// thread that forked it ends: the reaper below holds that thread for the child's whole
@@ -156,9 +170,15 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 		return nil, fmt.Errorf("x11: launch %s: %w", path, err)
 	}
 	pid := cmd.Process.Pid
-	b.log.Debug("x11 launched", "pid", pid, "path", path, "args", opts.Args, "untrusted", b.untrustedLaunch)
+	b.log.Debug("x11 launched", "pid", pid, "path", path, "args", opts.Args, "untrusted", b.untrustedLaunch, "sandboxed", b.wrap != nil)
 
 	out := &Launched{PID: pid, Executable: path, Untrusted: b.untrustedLaunch}
+	if b.wrap != nil {
+		out.Sandboxed, out.SandboxPID = true, pid
+		if out.PID = sandboxedProgram(pid, p.done); out.PID == 0 {
+			out.PID = pid
+		}
+	}
 	exited := func() {
 		out.Exited = true
 		if st := cmd.ProcessState; st != nil {
@@ -180,7 +200,7 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 		wins, err := b.Windows(wctx)
 		if err == nil {
 			for _, w := range wins {
-				if w.PID == pid && w.Mapped {
+				if w.Mapped && (w.PID == pid || DescendantOf(w.PID, pid)) {
 					out.Windows = append(out.Windows, w)
 				}
 			}
@@ -207,6 +227,78 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 // Launched reports whether pid is a running process this backend started.
 func (b *Backend) Launched(pid int) bool { return b.procs.get(pid) != nil }
 
+// sandboxedProgram returns the pid of the program a sandbox started by this backend runs:
+// the child of the sandbox's init, itself the only child of the sandbox's outermost
+// process (outer). It waits for it up to a second, and returns 0 when the sandbox ended
+// (done) or the program did not appear.
+func sandboxedProgram(outer int, done <-chan struct{}) int {
+	deadline := time.Now().Add(time.Second)
+	for {
+		if inits := procfs.Children(outer); len(inits) == 1 {
+			if progs := procfs.Children(inits[0]); len(progs) > 0 {
+				return progs[0]
+			}
+		}
+		if time.Now().After(deadline) {
+			return 0
+		}
+		select {
+		case <-done:
+			return 0
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// sandboxOf returns the running sandbox this backend launched that process pid runs in,
+// or 0.
+func (b *Backend) sandboxOf(pid int) int {
+	b.procs.mu.Lock()
+	roots := make([]int, 0, len(b.procs.m))
+	for root := range b.procs.m {
+		roots = append(roots, root)
+	}
+	b.procs.mu.Unlock()
+	for _, root := range roots {
+		if DescendantOf(pid, root) {
+			return root
+		}
+	}
+	return 0
+}
+
+// maxLaunchDepth bounds how many parents DescendantOf follows: a sandbox puts two processes
+// between its launcher and the program, and apps add a few more (a launcher script, a
+// browser's helpers).
+const maxLaunchDepth = 16
+
+// DescendantOf reports whether process pid descends from process root: root is one of
+// its ancestors, each of which started no later than its child (so a reused pid on the
+// way breaks the chain rather than joining another).
+func DescendantOf(pid, root int) bool {
+	if pid <= 1 || root <= 1 || pid == root {
+		return false
+	}
+	st, err := procfs.ReadStat(pid)
+	if err != nil {
+		return false
+	}
+	for range maxLaunchDepth {
+		if st.PPID == root {
+			return true
+		}
+		if st.PPID <= 1 {
+			return false
+		}
+		parent, err := procfs.ReadStat(st.PPID)
+		if err != nil || parent.StartTime > st.StartTime {
+			return false
+		}
+		st = parent
+	}
+	return false
+}
+
 // Kill stops process pid: SIGTERM (to its process group when this backend launched it),
 // then SIGKILL after grace, and reaps it when it is our child. It returns ErrNoProcess when
 // no such process exists. forced reports whether SIGKILL was needed.
@@ -217,7 +309,23 @@ func (b *Backend) Kill(ctx context.Context, pid int, grace time.Duration) (force
 	if grace <= 0 {
 		grace = 2 * time.Second
 	}
-	return terminate(ctx, pid, b.procs.get(pid), grace)
+	p := b.procs.get(pid)
+	if p == nil && b.wrap != nil {
+		// A program inside a sandbox this backend launched: the sandbox's way below.
+		if root := b.sandboxOf(pid); root != 0 {
+			pid, p = root, b.procs.get(root)
+		}
+	}
+	if p != nil && b.wrap != nil {
+		// A sandbox: SIGTERM goes to the program's process group inside it (the sandbox's
+		// own init ignores it), so the program ends as it would outside; the sandbox
+		// follows when it does. SIGKILL, if it comes to that, takes the sandbox's group,
+		// and its end takes everything inside.
+		if inner := procfs.Children(pid); len(inner) == 1 {
+			return terminateVia(ctx, pid, -inner[0], p, grace)
+		}
+	}
+	return terminate(ctx, pid, p, grace)
 }
 
 // terminate sends SIGTERM, waits up to grace, then SIGKILL, and waits for the end.
@@ -225,6 +333,16 @@ func terminate(ctx context.Context, pid int, p *proc, grace time.Duration) (forc
 	target := pid
 	if p != nil {
 		target = -pid // the whole process group we created
+	}
+	return terminateVia(ctx, pid, target, p, grace)
+}
+
+// terminateVia is terminate with SIGTERM sent to termTarget (a pid, or a process group as
+// a negative number); SIGKILL goes to pid's group when this backend launched it.
+func terminateVia(ctx context.Context, pid, termTarget int, p *proc, grace time.Duration) (forced bool, err error) {
+	target := pid
+	if p != nil {
+		target = -pid
 	}
 	gone := func() <-chan struct{} {
 		if p != nil {
@@ -246,7 +364,7 @@ func terminate(ctx context.Context, pid int, p *proc, grace time.Duration) (forc
 		}()
 		return ch
 	}
-	if err := syscall.Kill(target, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := syscall.Kill(termTarget, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return false, fmt.Errorf("x11: kill %d: %w", pid, err)
 	}
 	done := gone()

@@ -80,6 +80,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Policy:           setup.policy,
 		Consent:          setup.consentFor(disp, log),
 		Journal:          setup.journal,
+		Sandbox:          setup.sandbox,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)

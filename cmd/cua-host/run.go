@@ -155,6 +155,9 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	if d, err = openRunDisplay(ctx, cfg, log); err != nil {
 		return err
 	}
+	if !d.facts.Private {
+		warnSharedDisplay(ctx, d.facts.Name, log)
+	}
 
 	stdio := cfg.httpBind == ""
 	opts := host.StackOptions{
@@ -169,6 +172,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 			Policy:           cfg.setup.policy,
 			Consent:          cfg.setup.consentFor(d, log),
 			Journal:          cfg.setup.journal,
+			Sandbox:          cfg.setup.sandbox,
 		},
 		Proxy: host.ProxyOptions{
 			Logger: log,

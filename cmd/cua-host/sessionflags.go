@@ -26,6 +26,8 @@ type sessionFlags struct {
 	journalScreenshots bool
 	journalMaxShots    int
 	journalMaxBytes    int64
+
+	sandbox string
 }
 
 // addSessionFlags registers the shared flags on fs.
@@ -41,6 +43,7 @@ func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.BoolVar(&f.journalScreenshots, "journal-screenshots", true, "record a screenshot before and after every action in the journal")
 	fs.IntVar(&f.journalMaxShots, "journal-max-shots", 0, "screenshots kept per session; the oldest are removed beyond it (0: 500, -1: no limit)")
 	fs.Int64Var(&f.journalMaxBytes, "journal-max-shot-bytes", 0, "screenshot bytes kept per session (0: 128 MiB, -1: no limit)")
+	fs.StringVar(&f.sandbox, "sandbox", "on", "on: every program a session launches runs in a bubblewrap sandbox that hides the person's cookies, the journal and every other process, and launches are refused where none can be built; off: launched programs run unconfined, as you (docs/security.md)")
 	return f
 }
 
@@ -57,6 +60,8 @@ type sessionSetup struct {
 	manifest *authz.Manifest
 	// journal is the journal to keep, or nil.
 	journal *host.JournalOptions
+	// sandbox confines launched programs (--sandbox).
+	sandbox host.SandboxOptions
 }
 
 // maxTTL bounds --session-ttl as the reference system does.
@@ -81,6 +86,9 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	case "", "deny", "tty", "dialog":
 	default:
 		return nil, fmt.Errorf("--consent %q: want dialog, tty or deny", f.consent)
+	}
+	if f.sandbox != "on" && f.sandbox != "off" {
+		return nil, fmt.Errorf("--sandbox %q: want on or off", f.sandbox)
 	}
 	if f.journal == "" && (f.journalText || f.journalMaxShots != 0 || f.journalMaxBytes != 0) {
 		return nil, fmt.Errorf("--journal-text, --journal-max-shots and --journal-max-shot-bytes need --journal DIR")
@@ -122,6 +130,7 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	}
 	return &sessionSetup{
 		journal: jr,
+		sandbox: host.SandboxOptions{Disabled: f.sandbox == "off"},
 		ceiling: authz.Ceiling{
 			AllowedModes:             []authz.Mode{mode},
 			UnrestrictedAcknowledged: mode == authz.Unrestricted,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,6 +27,10 @@ type statusReport struct {
 	UserPolicy           policyStatus     `json:"user_policy"`
 	Manifest             manifestStatus   `json:"capability_manifest"`
 	Startup              startupStatusRow `json:"startup"`
+	// Sandbox is whether launched programs can be confined here; Display how the
+	// display in $DISPLAY admits clients.
+	Sandbox sandboxStatus       `json:"sandbox"`
+	Display displayAccessStatus `json:"display"`
 }
 
 // startupStatusRow says whether `cua-host run` would start, and if not why.
@@ -90,6 +95,8 @@ func runStatus(args []string, getenv func(string) string, stdout, stderr io.Writ
 		return code
 	}
 	rep := collectStatus(af, *managedPolicy, *policyPath, getenv)
+	rep.Sandbox = probeSandbox()
+	rep.Display = probeDisplayAccess(context.Background(), getenv("DISPLAY"))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -232,6 +239,19 @@ func printStatus(w io.Writer, rep statusReport) {
 		if m.DriverSHA256 != "" {
 			fmt.Fprintf(w, "%-21s cua-driver sha256 %s\n", "", m.DriverSHA256)
 		}
+	}
+	if rep.Sandbox.Available {
+		fmt.Fprintf(w, "%-21s bubblewrap (%s): launched programs are confined\n", "sandbox:", rep.Sandbox.Bwrap)
+	} else {
+		fmt.Fprintf(w, "%-21s unavailable: launch_app is refused (unless --sandbox off): %s\n", "sandbox:", rep.Sandbox.Error)
+	}
+	switch d := rep.Display; {
+	case d.Name == "":
+		fmt.Fprintf(w, "%-21s none in $DISPLAY (run starts a private one)\n", "display:")
+	case !d.Checked:
+		fmt.Fprintf(w, "%-21s %s: not checked: %s\n", "display:", d.Name, d.Error)
+	default:
+		fmt.Fprintf(w, "%-21s %s: %s\n", "display:", d.Name, d.Meaning)
 	}
 	if rep.Startup.OK {
 		fmt.Fprintln(w, "startup:              ok")

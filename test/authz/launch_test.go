@@ -28,6 +28,7 @@ type launched struct {
 	DesktopID string   `json:"desktop_id"`
 	Declared  bool     `json:"declared"`
 	Untrusted bool     `json:"untrusted_x_client"`
+	Sandboxed bool     `json:"sandboxed"`
 	WindowIDs []uint32 `json:"window_ids"`
 	Exited    bool     `json:"exited"`
 	ExitCode  *int     `json:"exit_code"`

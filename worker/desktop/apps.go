@@ -95,12 +95,19 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 		}
 	}
 	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: launch.Argv[0], Args: launch.Argv[1:], WindowTimeout: timeout})
-	if l != nil && call.Session != nil {
-		call.Session.RecordLaunch(l.PID)
+	root := 0
+	if l != nil {
+		root = l.PID
+		if l.SandboxPID != 0 {
+			root = l.SandboxPID
+		}
+		if call.Session != nil {
+			call.Session.RecordLaunchOf(root, l.PID)
+		}
 	}
 	restored := false
 	if l != nil && before != nil && len(l.Windows) > 0 {
-		restored = d.keepFocus(ctx, *before, l.PID)
+		restored = d.keepFocus(ctx, *before, root)
 	}
 	if err != nil {
 		if l == nil {
@@ -134,8 +141,8 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	out := map[string]any{
 		"effect": "launched", "route": "exec", "verified": len(ids) > 0, "pid": l.PID, "executable": l.Executable,
 		"argv": launch.Argv, "command": command, "desktop_id": launch.DesktopID, "declared": launch.Declared,
-		"untrusted_x_client": l.Untrusted,
-		"window_ids":         ids, "windows": l.Windows, "window_timed_out": l.WindowTimedOut, "exited": l.Exited,
+		"untrusted_x_client": l.Untrusted, "sandboxed": l.Sandboxed,
+		"window_ids": ids, "windows": l.Windows, "window_timed_out": l.WindowTimedOut, "exited": l.Exited,
 	}
 	if restored {
 		out["focus_restored"] = true
@@ -165,7 +172,7 @@ func (d *desk) keepFocus(ctx context.Context, before x11.Focus, pid int) bool {
 		if err != nil {
 			return restored
 		}
-		if f.TopLevel != before.TopLevel && f.PID == pid {
+		if f.TopLevel != before.TopLevel && (f.PID == pid || x11.DescendantOf(f.PID, pid)) {
 			// Only the focus goes back: the new window stays on top, where the person sees it.
 			if err := d.b.RestoreFocus(ctx, before); err != nil {
 				d.log.Debug("launch: give the focus back", "window", before.TopLevel, "err", err)

@@ -127,10 +127,15 @@ func (d *desk) ready(ctx context.Context, call *tool.Call, dl *delivery, win *x1
 	return d.front(ctx, win, ev, needFocus)
 }
 
-// launchedBy reports whether the session launched process pid and the backend still holds
-// it (so the pid cannot have been reused).
+// launchedBy reports whether the session launched process pid, or the process pid runs
+// below (a sandbox, an app's helper), and the backend still holds that process (so the
+// pid cannot have been reused).
 func (d *desk) launchedBy(call *tool.Call, pid int) bool {
-	return pid > 0 && call.Session != nil && call.Session.Launched(pid) && d.b.Launched(pid)
+	if pid <= 0 || call.Session == nil {
+		return false
+	}
+	root := call.Session.LaunchRoot(pid)
+	return root != 0 && d.b.Launched(root)
 }
 
 // pointerReady chooses the delivery of pointer input at pts in win and prepares it. Before

@@ -62,7 +62,7 @@ func (d *desk) mayReceive(call *tool.Call, win *x11.Window, t x11.TopLevel) bool
 	case t.PID == win.PID && win.PIDSource == x11.PIDFromXRes:
 		return true
 	}
-	return call.Session != nil && call.Session.Launched(t.PID) && d.b.Launched(t.PID)
+	return d.launchedBy(call, t.PID)
 }
 
 // keyboardFree returns the check that no other client holds a grab of the keyboard the

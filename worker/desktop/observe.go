@@ -297,7 +297,7 @@ func (d *desk) mayShow(call *tool.Call, win *x11.Window) func(pid int, window ui
 		if pid == own {
 			return true
 		}
-		return call.Session != nil && call.Session.Launched(pid) && d.b.Launched(pid)
+		return d.launchedBy(call, pid)
 	}
 }
 

@@ -41,7 +41,7 @@ func (d *desk) checkPasteElement(ctx context.Context, call *tool.Call, el *atspi
 		case err != nil:
 			return refusal(err)
 		case !owned || pid == os.Getpid():
-		case pid > 0 && call.Session != nil && call.Session.Launched(pid):
+		case pid > 0 && call.Session != nil && call.Session.LaunchRoot(pid) != 0:
 		default:
 			return authz.Refuse(authz.CodeAuthorizationRequired,
 				"element %q pastes the %s selection, which another program owns: pasting reads the clipboard, which this session may not do without a grant (clipboard_read asks for one in standard mode)", el.Name, sel)

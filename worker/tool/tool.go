@@ -159,17 +159,23 @@ type Session struct {
 	// OwnsDisplay is true when the display is the session's own (a private display the
 	// host created for it): no person shares it, so foreground input disturbs no one.
 	OwnsDisplay bool
+	// LaunchRootOf, when set, maps a process to the worker's child it is or descends
+	// from (0 for none): the process a launch started, for the windows of a program that
+	// runs below it (in a sandbox, or as an app's helper). Set before the session is used.
+	LaunchRootOf func(pid int) int
 
 	// mu guards the fields below.
 	mu       sync.Mutex
-	launched map[int]bool
+	// launched maps each process the session launched (a child of the worker) to the
+	// program's own process (itself, or one inside the sandbox it started).
+	launched map[int]int
 	ended    bool
 	onEnd    []func()
 }
 
 // NewSession returns the state of a session with the given label and mode name.
 func NewSession(label, mode string) *Session {
-	return &Session{Label: label, Mode: mode, launched: map[int]bool{}}
+	return &Session{Label: label, Mode: mode, launched: map[int]int{}}
 }
 
 // OnEnd registers f to run once when the session ends (End), or at once when it already
@@ -203,26 +209,47 @@ func (s *Session) End() {
 }
 
 // RecordLaunch notes that this session launched process pid.
-func (s *Session) RecordLaunch(pid int) {
+func (s *Session) RecordLaunch(pid int) { s.RecordLaunchOf(pid, pid) }
+
+// RecordLaunchOf notes that this session launched process root, the worker's child, to
+// run the program whose process is program (the same process, or one inside a sandbox
+// root started).
+func (s *Session) RecordLaunchOf(root, program int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.launched[pid] = true
+	s.launched[root] = program
 }
 
-// Launched reports whether this session launched process pid.
+// Launched reports whether this session launched process pid (a root of RecordLaunchOf).
 func (s *Session) Launched(pid int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.launched[pid]
+	_, ok := s.launched[pid]
+	return ok
 }
 
-// LaunchedPIDs lists the processes this session launched, in increasing order.
+// LaunchRoot returns the process this session launched that pid is or descends from, or
+// 0 when pid is no process of the session's.
+func (s *Session) LaunchRoot(pid int) int {
+	if s.LaunchRootOf != nil {
+		if root := s.LaunchRootOf(pid); root != 0 && s.Launched(root) {
+			return root
+		}
+	}
+	if s.Launched(pid) {
+		return pid
+	}
+	return 0
+}
+
+// LaunchedPIDs lists the programs this session launched (their own processes, inside a
+// sandbox or not), in increasing order.
 func (s *Session) LaunchedPIDs() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pids := make([]int, 0, len(s.launched))
-	for pid := range s.launched {
-		pids = append(pids, pid)
+	for _, program := range s.launched {
+		pids = append(pids, program)
 	}
 	sort.Ints(pids)
 	return pids

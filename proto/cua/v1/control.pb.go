@@ -398,8 +398,11 @@ type Hello struct {
 	// protected_pids are processes no tool may ever target (host, proxy, display server, consent UI).
 	ProtectedPids []int32 `protobuf:"varint,7,rep,packed,name=protected_pids,json=protectedPids,proto3" json:"protected_pids,omitempty"`
 	// journal, when set, says the host keeps a journal: the worker reports every call that
-	// reaches it with JournalEntry frames. It never names where the journal is.
-	Journal       *JournalConfig `protobuf:"bytes,8,opt,name=journal,proto3" json:"journal,omitempty"`
+	// reaches it with JournalEntry frames. Where the journal is reaches the worker only
+	// among the sandbox's hide_paths, so that launched programs cannot see it.
+	Journal *JournalConfig `protobuf:"bytes,8,opt,name=journal,proto3" json:"journal,omitempty"`
+	// sandbox says how programs the sessions launch are confined.
+	Sandbox       *Sandbox `protobuf:"bytes,9,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -490,6 +493,73 @@ func (x *Hello) GetJournal() *JournalConfig {
 	return nil
 }
 
+func (x *Hello) GetSandbox() *Sandbox {
+	if x != nil {
+		return x.Sandbox
+	}
+	return nil
+}
+
+// Sandbox says how the worker confines the programs its sessions launch (docs/security.md,
+// "What a launched program can reach").
+type Sandbox struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// disabled launches programs as plain children of the worker, with everything the user
+	// can reach. Only an operator's explicit choice sets it; unset means every launch runs in
+	// a bubblewrap sandbox, and a launch is refused when one cannot be built.
+	Disabled bool `protobuf:"varint,1,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	// hide_paths are files and directories launched programs must not see (the person's
+	// cookie files, the journal, cua-host's runtime directories), besides the places the
+	// worker hides on its own.
+	HidePaths     []string `protobuf:"bytes,2,rep,name=hide_paths,json=hidePaths,proto3" json:"hide_paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sandbox) Reset() {
+	*x = Sandbox{}
+	mi := &file_cua_v1_control_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sandbox) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sandbox) ProtoMessage() {}
+
+func (x *Sandbox) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sandbox.ProtoReflect.Descriptor instead.
+func (*Sandbox) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Sandbox) GetDisabled() bool {
+	if x != nil {
+		return x.Disabled
+	}
+	return false
+}
+
+func (x *Sandbox) GetHidePaths() []string {
+	if x != nil {
+		return x.HidePaths
+	}
+	return nil
+}
+
 // Ready is the worker's answer to Hello.
 type Ready struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -504,7 +574,7 @@ type Ready struct {
 
 func (x *Ready) Reset() {
 	*x = Ready{}
-	mi := &file_cua_v1_control_proto_msgTypes[2]
+	mi := &file_cua_v1_control_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -516,7 +586,7 @@ func (x *Ready) String() string {
 func (*Ready) ProtoMessage() {}
 
 func (x *Ready) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[2]
+	mi := &file_cua_v1_control_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -529,7 +599,7 @@ func (x *Ready) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ready.ProtoReflect.Descriptor instead.
 func (*Ready) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{2}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Ready) GetVersion() uint32 {
@@ -566,7 +636,7 @@ type Ceiling struct {
 
 func (x *Ceiling) Reset() {
 	*x = Ceiling{}
-	mi := &file_cua_v1_control_proto_msgTypes[3]
+	mi := &file_cua_v1_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +648,7 @@ func (x *Ceiling) String() string {
 func (*Ceiling) ProtoMessage() {}
 
 func (x *Ceiling) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[3]
+	mi := &file_cua_v1_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,7 +661,7 @@ func (x *Ceiling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ceiling.ProtoReflect.Descriptor instead.
 func (*Ceiling) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{3}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Ceiling) GetAllowedModes() []Mode {
@@ -633,7 +703,7 @@ type PolicySnapshot struct {
 
 func (x *PolicySnapshot) Reset() {
 	*x = PolicySnapshot{}
-	mi := &file_cua_v1_control_proto_msgTypes[4]
+	mi := &file_cua_v1_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +715,7 @@ func (x *PolicySnapshot) String() string {
 func (*PolicySnapshot) ProtoMessage() {}
 
 func (x *PolicySnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[4]
+	mi := &file_cua_v1_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +728,7 @@ func (x *PolicySnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicySnapshot.ProtoReflect.Descriptor instead.
 func (*PolicySnapshot) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{4}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PolicySnapshot) GetManaged() *PolicyLayer {
@@ -689,7 +759,7 @@ type PolicyLayer struct {
 
 func (x *PolicyLayer) Reset() {
 	*x = PolicyLayer{}
-	mi := &file_cua_v1_control_proto_msgTypes[5]
+	mi := &file_cua_v1_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -701,7 +771,7 @@ func (x *PolicyLayer) String() string {
 func (*PolicyLayer) ProtoMessage() {}
 
 func (x *PolicyLayer) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[5]
+	mi := &file_cua_v1_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -714,7 +784,7 @@ func (x *PolicyLayer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyLayer.ProtoReflect.Descriptor instead.
 func (*PolicyLayer) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{5}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PolicyLayer) GetKind() string {
@@ -749,7 +819,7 @@ type PolicyFile struct {
 
 func (x *PolicyFile) Reset() {
 	*x = PolicyFile{}
-	mi := &file_cua_v1_control_proto_msgTypes[6]
+	mi := &file_cua_v1_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -761,7 +831,7 @@ func (x *PolicyFile) String() string {
 func (*PolicyFile) ProtoMessage() {}
 
 func (x *PolicyFile) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[6]
+	mi := &file_cua_v1_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -774,7 +844,7 @@ func (x *PolicyFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyFile.ProtoReflect.Descriptor instead.
 func (*PolicyFile) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{6}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PolicyFile) GetName() string {
@@ -806,7 +876,7 @@ type DisplayFacts struct {
 
 func (x *DisplayFacts) Reset() {
 	*x = DisplayFacts{}
-	mi := &file_cua_v1_control_proto_msgTypes[7]
+	mi := &file_cua_v1_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +888,7 @@ func (x *DisplayFacts) String() string {
 func (*DisplayFacts) ProtoMessage() {}
 
 func (x *DisplayFacts) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[7]
+	mi := &file_cua_v1_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +901,7 @@ func (x *DisplayFacts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisplayFacts.ProtoReflect.Descriptor instead.
 func (*DisplayFacts) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{7}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DisplayFacts) GetName() string {
@@ -879,7 +949,7 @@ type CreateSession struct {
 
 func (x *CreateSession) Reset() {
 	*x = CreateSession{}
-	mi := &file_cua_v1_control_proto_msgTypes[8]
+	mi := &file_cua_v1_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -891,7 +961,7 @@ func (x *CreateSession) String() string {
 func (*CreateSession) ProtoMessage() {}
 
 func (x *CreateSession) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[8]
+	mi := &file_cua_v1_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -904,7 +974,7 @@ func (x *CreateSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSession.ProtoReflect.Descriptor instead.
 func (*CreateSession) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{8}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateSession) GetLabel() string {
@@ -974,7 +1044,7 @@ type SessionCreated struct {
 
 func (x *SessionCreated) Reset() {
 	*x = SessionCreated{}
-	mi := &file_cua_v1_control_proto_msgTypes[9]
+	mi := &file_cua_v1_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1056,7 @@ func (x *SessionCreated) String() string {
 func (*SessionCreated) ProtoMessage() {}
 
 func (x *SessionCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[9]
+	mi := &file_cua_v1_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1069,7 @@ func (x *SessionCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCreated.ProtoReflect.Descriptor instead.
 func (*SessionCreated) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{9}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SessionCreated) GetLabel() string {
@@ -1027,7 +1097,7 @@ type RevokeSession struct {
 
 func (x *RevokeSession) Reset() {
 	*x = RevokeSession{}
-	mi := &file_cua_v1_control_proto_msgTypes[10]
+	mi := &file_cua_v1_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1109,7 @@ func (x *RevokeSession) String() string {
 func (*RevokeSession) ProtoMessage() {}
 
 func (x *RevokeSession) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[10]
+	mi := &file_cua_v1_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1122,7 @@ func (x *RevokeSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeSession.ProtoReflect.Descriptor instead.
 func (*RevokeSession) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{10}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RevokeSession) GetLabel() string {
@@ -1079,7 +1149,7 @@ type Revoked struct {
 
 func (x *Revoked) Reset() {
 	*x = Revoked{}
-	mi := &file_cua_v1_control_proto_msgTypes[11]
+	mi := &file_cua_v1_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1091,7 +1161,7 @@ func (x *Revoked) String() string {
 func (*Revoked) ProtoMessage() {}
 
 func (x *Revoked) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[11]
+	mi := &file_cua_v1_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1104,7 +1174,7 @@ func (x *Revoked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revoked.ProtoReflect.Descriptor instead.
 func (*Revoked) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{11}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Revoked) GetLabels() []string {
@@ -1138,7 +1208,7 @@ type ConsentRequest struct {
 
 func (x *ConsentRequest) Reset() {
 	*x = ConsentRequest{}
-	mi := &file_cua_v1_control_proto_msgTypes[12]
+	mi := &file_cua_v1_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1220,7 @@ func (x *ConsentRequest) String() string {
 func (*ConsentRequest) ProtoMessage() {}
 
 func (x *ConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[12]
+	mi := &file_cua_v1_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1233,7 @@ func (x *ConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsentRequest.ProtoReflect.Descriptor instead.
 func (*ConsentRequest) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{12}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ConsentRequest) GetLabel() string {
@@ -1240,7 +1310,7 @@ type ConsentDecision struct {
 
 func (x *ConsentDecision) Reset() {
 	*x = ConsentDecision{}
-	mi := &file_cua_v1_control_proto_msgTypes[13]
+	mi := &file_cua_v1_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1322,7 @@ func (x *ConsentDecision) String() string {
 func (*ConsentDecision) ProtoMessage() {}
 
 func (x *ConsentDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[13]
+	mi := &file_cua_v1_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1335,7 @@ func (x *ConsentDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsentDecision.ProtoReflect.Descriptor instead.
 func (*ConsentDecision) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{13}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ConsentDecision) GetGranted() bool {
@@ -1291,7 +1361,7 @@ type Shutdown struct {
 
 func (x *Shutdown) Reset() {
 	*x = Shutdown{}
-	mi := &file_cua_v1_control_proto_msgTypes[14]
+	mi := &file_cua_v1_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1373,7 @@ func (x *Shutdown) String() string {
 func (*Shutdown) ProtoMessage() {}
 
 func (x *Shutdown) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[14]
+	mi := &file_cua_v1_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1386,7 @@ func (x *Shutdown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Shutdown.ProtoReflect.Descriptor instead.
 func (*Shutdown) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{14}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{15}
 }
 
 // ControlError answers a request that could not be carried out, or announces a protocol
@@ -1331,7 +1401,7 @@ type ControlError struct {
 
 func (x *ControlError) Reset() {
 	*x = ControlError{}
-	mi := &file_cua_v1_control_proto_msgTypes[15]
+	mi := &file_cua_v1_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1413,7 @@ func (x *ControlError) String() string {
 func (*ControlError) ProtoMessage() {}
 
 func (x *ControlError) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[15]
+	mi := &file_cua_v1_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1426,7 @@ func (x *ControlError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlError.ProtoReflect.Descriptor instead.
 func (*ControlError) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{15}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ControlError) GetCode() string {
@@ -1389,7 +1459,7 @@ type JournalConfig struct {
 
 func (x *JournalConfig) Reset() {
 	*x = JournalConfig{}
-	mi := &file_cua_v1_control_proto_msgTypes[16]
+	mi := &file_cua_v1_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1471,7 @@ func (x *JournalConfig) String() string {
 func (*JournalConfig) ProtoMessage() {}
 
 func (x *JournalConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[16]
+	mi := &file_cua_v1_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1484,7 @@ func (x *JournalConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalConfig.ProtoReflect.Descriptor instead.
 func (*JournalConfig) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{16}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JournalConfig) GetKeepText() bool {
@@ -1476,7 +1546,7 @@ type JournalEntry struct {
 
 func (x *JournalEntry) Reset() {
 	*x = JournalEntry{}
-	mi := &file_cua_v1_control_proto_msgTypes[17]
+	mi := &file_cua_v1_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1558,7 @@ func (x *JournalEntry) String() string {
 func (*JournalEntry) ProtoMessage() {}
 
 func (x *JournalEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[17]
+	mi := &file_cua_v1_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1571,7 @@ func (x *JournalEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalEntry.ProtoReflect.Descriptor instead.
 func (*JournalEntry) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{17}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JournalEntry) GetPhase() JournalPhase {
@@ -1640,7 +1710,7 @@ type JournalScreenshot struct {
 
 func (x *JournalScreenshot) Reset() {
 	*x = JournalScreenshot{}
-	mi := &file_cua_v1_control_proto_msgTypes[18]
+	mi := &file_cua_v1_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1722,7 @@ func (x *JournalScreenshot) String() string {
 func (*JournalScreenshot) ProtoMessage() {}
 
 func (x *JournalScreenshot) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[18]
+	mi := &file_cua_v1_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1735,7 @@ func (x *JournalScreenshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalScreenshot.ProtoReflect.Descriptor instead.
 func (*JournalScreenshot) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{18}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JournalScreenshot) GetPng() []byte {
@@ -1716,7 +1786,7 @@ type JournalRect struct {
 
 func (x *JournalRect) Reset() {
 	*x = JournalRect{}
-	mi := &file_cua_v1_control_proto_msgTypes[19]
+	mi := &file_cua_v1_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1798,7 @@ func (x *JournalRect) String() string {
 func (*JournalRect) ProtoMessage() {}
 
 func (x *JournalRect) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[19]
+	mi := &file_cua_v1_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1811,7 @@ func (x *JournalRect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalRect.ProtoReflect.Descriptor instead.
 func (*JournalRect) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{19}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JournalRect) GetX() int32 {
@@ -1782,7 +1852,7 @@ type JournalAck struct {
 
 func (x *JournalAck) Reset() {
 	*x = JournalAck{}
-	mi := &file_cua_v1_control_proto_msgTypes[20]
+	mi := &file_cua_v1_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1864,7 @@ func (x *JournalAck) String() string {
 func (*JournalAck) ProtoMessage() {}
 
 func (x *JournalAck) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[20]
+	mi := &file_cua_v1_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +1877,7 @@ func (x *JournalAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalAck.ProtoReflect.Descriptor instead.
 func (*JournalAck) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{21}
 }
 
 // StatusRequest (host -> worker) asks what the worker is doing now: its live sessions and
@@ -1821,7 +1891,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_cua_v1_control_proto_msgTypes[21]
+	mi := &file_cua_v1_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1903,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[21]
+	mi := &file_cua_v1_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1916,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{21}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{22}
 }
 
 // WorkerStatus (worker -> host) answers StatusRequest.
@@ -1867,7 +1937,7 @@ type WorkerStatus struct {
 
 func (x *WorkerStatus) Reset() {
 	*x = WorkerStatus{}
-	mi := &file_cua_v1_control_proto_msgTypes[22]
+	mi := &file_cua_v1_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1879,7 +1949,7 @@ func (x *WorkerStatus) String() string {
 func (*WorkerStatus) ProtoMessage() {}
 
 func (x *WorkerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[22]
+	mi := &file_cua_v1_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1892,7 +1962,7 @@ func (x *WorkerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStatus.ProtoReflect.Descriptor instead.
 func (*WorkerStatus) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{22}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WorkerStatus) GetSessions() []*SessionStatus {
@@ -1933,7 +2003,7 @@ type SessionStatus struct {
 
 func (x *SessionStatus) Reset() {
 	*x = SessionStatus{}
-	mi := &file_cua_v1_control_proto_msgTypes[23]
+	mi := &file_cua_v1_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2015,7 @@ func (x *SessionStatus) String() string {
 func (*SessionStatus) ProtoMessage() {}
 
 func (x *SessionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[23]
+	mi := &file_cua_v1_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2028,7 @@ func (x *SessionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStatus.ProtoReflect.Descriptor instead.
 func (*SessionStatus) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{23}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SessionStatus) GetLabel() string {
@@ -2002,7 +2072,7 @@ type InFlightCall struct {
 
 func (x *InFlightCall) Reset() {
 	*x = InFlightCall{}
-	mi := &file_cua_v1_control_proto_msgTypes[24]
+	mi := &file_cua_v1_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2014,7 +2084,7 @@ func (x *InFlightCall) String() string {
 func (*InFlightCall) ProtoMessage() {}
 
 func (x *InFlightCall) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[24]
+	mi := &file_cua_v1_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,7 +2097,7 @@ func (x *InFlightCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InFlightCall.ProtoReflect.Descriptor instead.
 func (*InFlightCall) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{24}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InFlightCall) GetTool() string {
@@ -2068,7 +2138,7 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"journalAck\x12>\n" +
 	"\x0estatus_request\x18\x16 \x01(\v2\x15.cua.v1.StatusRequestH\x00R\rstatusRequest\x12;\n" +
 	"\rworker_status\x18\x17 \x01(\v2\x14.cua.v1.WorkerStatusH\x00R\fworkerStatusB\x06\n" +
-	"\x04body\"\xcc\x02\n" +
+	"\x04body\"\xf7\x02\n" +
 	"\x05Hello\x12\x1f\n" +
 	"\vmin_version\x18\x01 \x01(\rR\n" +
 	"minVersion\x12\x1f\n" +
@@ -2081,7 +2151,12 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x06policy\x18\x05 \x01(\v2\x16.cua.v1.PolicySnapshotR\x06policy\x12.\n" +
 	"\adisplay\x18\x06 \x01(\v2\x14.cua.v1.DisplayFactsR\adisplay\x12%\n" +
 	"\x0eprotected_pids\x18\a \x03(\x05R\rprotectedPids\x12/\n" +
-	"\ajournal\x18\b \x01(\v2\x15.cua.v1.JournalConfigR\ajournal\"W\n" +
+	"\ajournal\x18\b \x01(\v2\x15.cua.v1.JournalConfigR\ajournal\x12)\n" +
+	"\asandbox\x18\t \x01(\v2\x0f.cua.v1.SandboxR\asandbox\"D\n" +
+	"\aSandbox\x12\x1a\n" +
+	"\bdisabled\x18\x01 \x01(\bR\bdisabled\x12\x1d\n" +
+	"\n" +
+	"hide_paths\x18\x02 \x03(\tR\thidePaths\"W\n" +
 	"\x05Ready\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x05R\x03pid\x12\"\n" +
@@ -2218,72 +2293,74 @@ func file_cua_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_cua_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_cua_v1_control_proto_goTypes = []any{
 	(JournalPhase)(0),         // 0: cua.v1.JournalPhase
 	(*ControlFrame)(nil),      // 1: cua.v1.ControlFrame
 	(*Hello)(nil),             // 2: cua.v1.Hello
-	(*Ready)(nil),             // 3: cua.v1.Ready
-	(*Ceiling)(nil),           // 4: cua.v1.Ceiling
-	(*PolicySnapshot)(nil),    // 5: cua.v1.PolicySnapshot
-	(*PolicyLayer)(nil),       // 6: cua.v1.PolicyLayer
-	(*PolicyFile)(nil),        // 7: cua.v1.PolicyFile
-	(*DisplayFacts)(nil),      // 8: cua.v1.DisplayFacts
-	(*CreateSession)(nil),     // 9: cua.v1.CreateSession
-	(*SessionCreated)(nil),    // 10: cua.v1.SessionCreated
-	(*RevokeSession)(nil),     // 11: cua.v1.RevokeSession
-	(*Revoked)(nil),           // 12: cua.v1.Revoked
-	(*ConsentRequest)(nil),    // 13: cua.v1.ConsentRequest
-	(*ConsentDecision)(nil),   // 14: cua.v1.ConsentDecision
-	(*Shutdown)(nil),          // 15: cua.v1.Shutdown
-	(*ControlError)(nil),      // 16: cua.v1.ControlError
-	(*JournalConfig)(nil),     // 17: cua.v1.JournalConfig
-	(*JournalEntry)(nil),      // 18: cua.v1.JournalEntry
-	(*JournalScreenshot)(nil), // 19: cua.v1.JournalScreenshot
-	(*JournalRect)(nil),       // 20: cua.v1.JournalRect
-	(*JournalAck)(nil),        // 21: cua.v1.JournalAck
-	(*StatusRequest)(nil),     // 22: cua.v1.StatusRequest
-	(*WorkerStatus)(nil),      // 23: cua.v1.WorkerStatus
-	(*SessionStatus)(nil),     // 24: cua.v1.SessionStatus
-	(*InFlightCall)(nil),      // 25: cua.v1.InFlightCall
-	(Mode)(0),                 // 26: cua.v1.Mode
-	(Outcome)(0),              // 27: cua.v1.Outcome
+	(*Sandbox)(nil),           // 3: cua.v1.Sandbox
+	(*Ready)(nil),             // 4: cua.v1.Ready
+	(*Ceiling)(nil),           // 5: cua.v1.Ceiling
+	(*PolicySnapshot)(nil),    // 6: cua.v1.PolicySnapshot
+	(*PolicyLayer)(nil),       // 7: cua.v1.PolicyLayer
+	(*PolicyFile)(nil),        // 8: cua.v1.PolicyFile
+	(*DisplayFacts)(nil),      // 9: cua.v1.DisplayFacts
+	(*CreateSession)(nil),     // 10: cua.v1.CreateSession
+	(*SessionCreated)(nil),    // 11: cua.v1.SessionCreated
+	(*RevokeSession)(nil),     // 12: cua.v1.RevokeSession
+	(*Revoked)(nil),           // 13: cua.v1.Revoked
+	(*ConsentRequest)(nil),    // 14: cua.v1.ConsentRequest
+	(*ConsentDecision)(nil),   // 15: cua.v1.ConsentDecision
+	(*Shutdown)(nil),          // 16: cua.v1.Shutdown
+	(*ControlError)(nil),      // 17: cua.v1.ControlError
+	(*JournalConfig)(nil),     // 18: cua.v1.JournalConfig
+	(*JournalEntry)(nil),      // 19: cua.v1.JournalEntry
+	(*JournalScreenshot)(nil), // 20: cua.v1.JournalScreenshot
+	(*JournalRect)(nil),       // 21: cua.v1.JournalRect
+	(*JournalAck)(nil),        // 22: cua.v1.JournalAck
+	(*StatusRequest)(nil),     // 23: cua.v1.StatusRequest
+	(*WorkerStatus)(nil),      // 24: cua.v1.WorkerStatus
+	(*SessionStatus)(nil),     // 25: cua.v1.SessionStatus
+	(*InFlightCall)(nil),      // 26: cua.v1.InFlightCall
+	(Mode)(0),                 // 27: cua.v1.Mode
+	(Outcome)(0),              // 28: cua.v1.Outcome
 }
 var file_cua_v1_control_proto_depIdxs = []int32{
 	2,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
-	3,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
-	9,  // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
-	10, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
-	11, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
-	12, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
-	13, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
-	14, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
-	15, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
-	16, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
-	18, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
-	21, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
-	22, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
-	23, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
-	4,  // 14: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
-	5,  // 15: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
-	8,  // 16: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
-	17, // 17: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
-	26, // 18: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
-	6,  // 19: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
-	6,  // 20: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
-	7,  // 21: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
-	26, // 22: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
-	0,  // 23: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
-	27, // 24: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
-	19, // 25: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
-	20, // 26: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
-	24, // 27: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
-	25, // 28: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	4,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
+	10, // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
+	11, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
+	12, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
+	13, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
+	14, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
+	15, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
+	16, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
+	17, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
+	19, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
+	22, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
+	23, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
+	24, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
+	5,  // 14: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
+	6,  // 15: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
+	9,  // 16: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
+	18, // 17: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
+	3,  // 18: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
+	27, // 19: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
+	7,  // 20: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
+	7,  // 21: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
+	8,  // 22: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
+	27, // 23: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
+	0,  // 24: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
+	28, // 25: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
+	20, // 26: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
+	21, // 27: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
+	25, // 28: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
+	26, // 29: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_cua_v1_control_proto_init() }
@@ -2314,7 +2391,7 @@ func file_cua_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cua_v1_control_proto_rawDesc), len(file_cua_v1_control_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

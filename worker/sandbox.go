@@ -1,0 +1,95 @@
+package worker
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cua-host/cua-host/internal/sandbox"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+)
+
+// launchWrapper returns the x11 backend's LaunchWrapper for the sandbox Hello asks for: nil
+// when the operator disabled it, else a function that runs every launched program inside
+// a bubblewrap sandbox (internal/sandbox) or, when none can be built here, refuses every
+// launch with the reason. It never falls back to an unconfined launch.
+//
+// The sandbox hides the person's cookie files and runtime directory, every cua-host
+// directory but the display's own, and the places Hello names (the journal, the host's
+// runtime directories); it keeps what the program was given: the cookie in its
+// XAUTHORITY and the display's own directory when the display is private.
+func launchWrapper(cfg *cuav1.Sandbox, private bool, log *slog.Logger) func(argv, env []string) ([]string, error) {
+	if cfg.GetDisabled() {
+		log.Warn("launched programs are not sandboxed: they can read every file the user can, the person's X cookie included")
+		return nil
+	}
+	bwrap, err := sandbox.Find()
+	if err == nil {
+		err = sandbox.Probe(bwrap)
+	}
+	if err != nil {
+		log.Warn("launched programs cannot be sandboxed; launch_app is refused", "err", err)
+		return func([]string, []string) ([]string, error) {
+			return nil, fmt.Errorf("%w; cua-host launches programs only inside a sandbox", err)
+		}
+	}
+	// The worker's own cookie is the person's on a display shared with them; on a private
+	// display it is the display's, which its programs are given too.
+	ownCookie := os.Getenv("XAUTHORITY")
+	home := os.Getenv("HOME")
+	uid := os.Getuid()
+	extra := cfg.GetHidePaths()
+	return func(argv, env []string) ([]string, error) {
+		vars := envMap(env)
+		var keep, except []string
+		if c := vars["XAUTHORITY"]; c != "" {
+			keep = append(keep, c)
+			if private {
+				except = append(except, filepath.Dir(c))
+			}
+		}
+		if d := vars["XDG_RUNTIME_DIR"]; private && d != "" {
+			except = append(except, d)
+		}
+		hide := sandbox.PersonSecrets(home, uid, except)
+		if ownCookie != "" && ownCookie != vars["XAUTHORITY"] {
+			hide = append(hide, ownCookie)
+		}
+		hide = append(hide, extra...)
+		spec := sandbox.Spec{Hide: hide, Keep: keep, Display: displayNumber(vars["DISPLAY"])}
+		return append([]string{bwrap}, spec.Args(argv)...), nil
+	}
+}
+
+// envMap turns NAME=VALUE entries into a map; the last entry of a name wins, as for exec.
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// displayNumber returns N of a local display name ":N", ":N.S" or "unix:N", else -1.
+func displayNumber(name string) int {
+	_, rest, ok := strings.Cut(name, ":")
+	if !ok {
+		return -1
+	}
+	rest, _, _ = strings.Cut(rest, ".")
+	n := 0
+	if rest == "" || len(rest) > 6 {
+		return -1
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
