@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # setup.sh installs the programs cua-host's tests and demo need on a Debian/Ubuntu
-# machine: a virtual X server, a window manager, a D-Bus session bus with AT-SPI, test
+# machine: a virtual X server, a window manager, bubblewrap (the sandbox of launched programs), a D-Bus session bus with AT-SPI, test
 # applications and independent X oracles. Idempotent: apt-get runs only when a command is
 # missing, and it warms the Go module cache.
 set -euo pipefail
@@ -24,6 +24,7 @@ declare -A want=(
   [xclip]=xclip
   [wmctrl]=wmctrl
   [xauth]=xauth
+  [bwrap]=bubblewrap
   [xmodmap]=x11-xserver-utils
   [import]=imagemagick
   [xwd]=x11-apps
