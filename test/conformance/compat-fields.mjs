@@ -73,6 +73,10 @@ function compare(ref, ours) {
 
 const esc = (s) => String(s).replace(/\|/g, "\\|");
 
+/** success is the success variant of an advertised outputSchema: cua-host advertises
+ * {type: "object", anyOf: [success, refusal, error]}. */
+const success = (s) => (s?.anyOf ? s.anyOf[0] : s);
+
 const transport = new StdioClientTransport({
   command: opt.bin,
   args: ["run", "--display", "private", "--mode", "unrestricted", "--dangerously-bypass-approvals", "--log-level", "error"],
@@ -95,7 +99,7 @@ for (const t of manifest.tools) {
     out.push(`| \`${t.name}\` | – | – | listed | not in tools/list | missing |`);
     continue;
   }
-  for (const [dir, ref, mine] of [["input", t.input_schema, ours.inputSchema], ["output", t.success_output_schema, ours.outputSchema]]) {
+  for (const [dir, ref, mine] of [["input", t.input_schema, ours.inputSchema], ["output", t.success_output_schema, success(ours.outputSchema)]]) {
     if (!mine) {
       out.push(`| \`${t.name}\` | – | ${dir} | schema | no ${dir} schema declared | differs |`);
       continue;
@@ -112,7 +116,7 @@ const inContract = new Set(manifest.tools.map((t) => t.name));
 for (const [name, t] of [...listed].sort(([a], [b]) => a.localeCompare(b))) {
   if (inContract.has(name)) continue;
   const ins = Object.keys(t.inputSchema?.properties ?? {}).map((k) => `\`${k}\``).join(", ") || "none";
-  const outs = t.outputSchema ? Object.keys(t.outputSchema.properties ?? {}).map((k) => `\`${k}\``).join(", ") || "object" : "not declared";
+  const outs = t.outputSchema ? Object.keys(success(t.outputSchema).properties ?? {}).map((k) => `\`${k}\``).join(", ") || "object" : "not declared";
   out.push(`| \`${name}\` | ${ins} | ${outs} |`);
 }
 console.log(out.join("\n"));

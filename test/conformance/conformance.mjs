@@ -8,8 +8,14 @@
 //
 //   - a valid input is never refused with invalid_arguments;
 //   - a successful result's structuredContent validates (ajv) against the tool's
-//     success_output_schema, and against the outputSchema cua-host itself declares in
-//     tools/list, as the SDK's callTool would;
+//     success_output_schema;
+//   - every result goes through the SDK's own callTool, which validates structuredContent
+//     (refusals and errors too) against the outputSchema cua-host declares in tools/list,
+//     and every result's structuredContent is validated with ajv against it here as well;
+//     a tool with structured results declares one, and no listed schema uses "const";
+//   - every listed tool, contract or not, is driven into a refusal (refusalSweep) that the
+//     SDK hands back as a result with structuredContent.status "refused" and the expected
+//     code;
 //   - _meta["cua-host/outcome"] is on every result and is completed, not_started or unknown
 //     (completed for a success, not_started for a refusal); _meta["cua-host/details"], when
 //     present, is an object;
@@ -36,7 +42,6 @@ import { deflateSync, inflateSync } from "node:zlib";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import Ajv from "ajv";
 import addFormats from "ajv-formats";
 
@@ -133,6 +138,19 @@ function shapeSchema(v, key) {
 const refusalValidator = ajv.compile(shapeSchema(refusalExample.structuredContent));
 const OUTCOMES = new Set(["completed", "not_started", "unknown"]);
 
+/** usesConst reports whether a schema uses the "const" keyword anywhere (data under enum,
+ * default and examples aside). */
+function usesConst(schema) {
+  if (Array.isArray(schema)) return schema.some(usesConst);
+  if (!schema || typeof schema !== "object") return false;
+  return Object.entries(schema).some(([k, v]) => {
+    if (k === "const") return true;
+    if (k === "enum" || k === "default" || k === "examples") return false;
+    if (k === "properties" || k === "patternProperties" || k === "$defs" || k === "definitions") return Object.values(v ?? {}).some(usesConst);
+    return usesConst(v);
+  });
+}
+
 const errText = (v) => ajv.errorsText(v.errors, { separator: "; ", dataVar: "structuredContent" });
 
 // ---------------------------------------------------------------------------------------
@@ -146,6 +164,7 @@ class Stats {
     this.schemaValid = 0;
     this.refused = 0;
     this.oracleChecks = 0;
+    this.ownValid = 0;
     this.oracleOK = 0;
     this.notes = [];
     this.violations = [];
@@ -161,6 +180,8 @@ const violations = [];
 
 // KINDS sorts violations for the summary: the first pattern that matches names the kind.
 const KINDS = [
+  [/Structured content does not match|advertised outputSchema|declares no outputSchema|uses const/, "own outputSchema"],
+  [/no refusal case/, "refusal sweep"],
   [/not in tools\/list/, "not listed"],
   [/never called/, "not called"],
   [/JSON-RPC error/, "protocol error"],
@@ -450,6 +471,15 @@ class Run {
     this.transport.stderr?.on("data", (d) => (this.stderr = (this.stderr + d).slice(-4000)));
     const listed = await this.client.listTools(); // also caches the SDK's output validators
     this.tools = new Map(listed.tools.map((t) => [t.name, t]));
+    this.outputValidators = new Map();
+    for (const t of listed.tools) {
+      for (const [what, schema] of [["inputSchema", t.inputSchema], ["outputSchema", t.outputSchema]]) {
+        if (schema && usesConst(schema)) violate(t.name, `the advertised ${what} uses const (some clients reject it): ${JSON.stringify(schema).slice(0, 160)}`);
+      }
+      if (!t.outputSchema) continue;
+      if (t.outputSchema.type !== "object") violate(t.name, `the advertised outputSchema's root type is ${JSON.stringify(t.outputSchema.type)}, want object`);
+      this.outputValidators.set(t.name, ajv.compile(t.outputSchema));
+    }
     log(`[${this.label}] tools/list: ${listed.tools.length} tools`);
   }
   /** workerEnv is the environment the host gave its worker: the display's DISPLAY,
@@ -475,18 +505,20 @@ class Run {
    * "success" (a refusal is a violation), "refusal" (a success is a violation) or "any".
    * It returns {res, sc, meta, refused, code, ok}.
    */
-  async call(tool, args, { expect = "success", what = "", refusalCodes } = {}) {
+  async call(tool, args, { expect = "success", what = "", refusalCodes, invalidInput = false } = {}) {
     const s = st(tool);
     s.calls++;
     const tag = `${tool}${what ? ` (${what})` : ""}`;
     const inContract = contract.has(tool);
-    if (inContract && !inputValidators.get(tool)(args)) {
+    if (inContract && !invalidInput && !inputValidators.get(tool)(args)) {
       // The harness's own input must be valid, or the check means nothing.
       throw new Error(`harness bug: input for ${tag} is invalid under the contract: ${ajv.errorsText(inputValidators.get(tool).errors)} ${JSON.stringify(args)}`);
     }
     let res;
     try {
-      res = await this.client.request({ method: "tools/call", params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout: 90000 });
+      // The SDK's plain callTool, with its default result schema: it validates
+      // structuredContent against the tool's advertised outputSchema, as agent hosts do.
+      res = await this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: 90000 });
     } catch (e) {
       violate(tool, `${what || "call"}: JSON-RPC error ${e.code ?? ""} ${e.message}`);
       log(`  ${this.label} ${tag}: JSON-RPC error: ${e.message}`);
@@ -506,6 +538,14 @@ class Run {
       violate(tool, `${what || "call"}: _meta["cua-host/details"] is not an object: ${JSON.stringify(details).slice(0, 80)}`);
     }
 
+    // Every result, success, refusal or error, against the outputSchema cua-host advertises.
+    const own = this.outputValidators.get(tool);
+    if (res.structuredContent !== undefined) {
+      if (!own) violate(tool, `${what || "call"}: a result has structuredContent and the tool declares no outputSchema`);
+      else if (!own(res.structuredContent)) violate(tool, `${what || "call"}: structuredContent fails the advertised outputSchema: ${errText(own)}`);
+      else s.ownValid++;
+    }
+
     if (refused) {
       s.refused++;
       if (!refusalValidator(sc)) violate(tool, `${what || "call"}: refusal does not have tool-refusal.json's shape: ${errText(refusalValidator)}; got ${JSON.stringify(sc).slice(0, 200)}`);
@@ -516,7 +556,7 @@ class Run {
         note(tool, `refused ${code}: ${limit.reason}`);
         return { ok: false, res, sc, meta, refused, code, limit: true };
       }
-      if (code === "invalid_arguments" && inContract) violate(tool, `${what || "call"}: a contract-valid input was refused with invalid_arguments: ${sc?.refusal?.message ?? textOf}`);
+      if (code === "invalid_arguments" && inContract && !invalidInput) violate(tool, `${what || "call"}: a contract-valid input was refused with invalid_arguments: ${sc?.refusal?.message ?? textOf}`);
       else if (expect === "success") violate(tool, `${what || "call"}: refused ${code ?? "(no code)"}: ${sc?.refusal?.message ?? textOf}`);
       if (expect === "refusal" && refusalCodes && !refusalCodes.includes(code)) violate(tool, `${what || "call"}: refused with ${code}, want ${refusalCodes.join(" or ")}`);
       return { ok: false, res, sc, meta, refused, code };
@@ -536,15 +576,7 @@ class Run {
         violate(tool, `${what || "call"}: structuredContent fails success_output_schema: ${errText(v)}`);
       }
     }
-    // What the SDK's callTool checks: the outputSchema cua-host declares in tools/list.
-    const sdkCheck = this.client.getToolOutputValidator?.(tool);
-    if (sdkCheck && res.structuredContent) {
-      const r = sdkCheck(res.structuredContent);
-      if (!r.valid) {
-        valid = false;
-        violate(tool, `${what || "call"}: structuredContent fails cua-host's own declared outputSchema (the SDK's callTool would throw): ${r.errorMessage}`);
-      }
-    }
+    if (own && !own(res.structuredContent)) valid = false;
     if (inContract && valid) s.schemaValid++;
     return { ok: valid, done: true, res, sc, meta, refused, code };
   }
@@ -566,6 +598,7 @@ async function unrestrictedPass() {
     checkListed(run);
     await sessions(run);
     const apps = await startApps(desk);
+    await refusalSweep(run, apps);
     await screenTools(run, desk);
     await pointerTools(run, desk, apps);
     await keyboardTools(run, desk, apps);
@@ -574,6 +607,7 @@ async function unrestrictedPass() {
     await windowTools(run, desk, apps);
     await menuTools(run, desk, apps);
     await cursorTools(run, desk);
+    await otherTools(run, desk, apps);
     await refusals(run, desk, apps);
     await endSessions(run);
   } finally {
@@ -986,6 +1020,111 @@ async function cursorTools(run, desk) {
   if (r.ok) oracle("get_agent_cursor_state", r.sc.enabled === false, `reports disabled (${r.sc.enabled})`);
 }
 
+// ---------------------------------------------------------------------------------------
+// The refusal sweep: every listed tool, through the SDK's plain callTool, into a refusal.
+
+/** sweepCases gives, per tool, arguments the tool refuses at once and the code it refuses
+ * them with: a window that never existed (with a real pid) for the tools that act on a
+ * window, else an argument of the wrong type or value. */
+function sweepCases(ev) {
+  const pid = ev.pid;
+  const win = 0x3fffff0; // a window id that never existed
+  const target = { kind: "window", pid, window_id: win };
+  const gone = "window_target_not_found";
+  const bad = "invalid_arguments";
+  return {
+    click: [{ x: 1, y: 1, target }, gone],
+    double_click: [{ x: 1, y: 1, target }, gone],
+    right_click: [{ x: 1, y: 1, target }, gone],
+    move_cursor: [{ x: 1, y: 1, target }, gone],
+    mouse_button_down: [{ x: 1, y: 1, target }, gone],
+    mouse_button_up: [{ x: 1, y: 1, target }, gone],
+    drag: [{ from_x: 1, from_y: 1, to_x: 5, to_y: 5, target }, gone],
+    scroll: [{ x: 1, y: 1, direction: "down", target }, gone],
+    type_text: [{ text: "x", target }, gone],
+    press_key: [{ key: "a", target }, gone],
+    hotkey: [{ keys: ["ctrl", "c"], target }, gone],
+    set_value: [{ pid, window_id: win, value: "x", element_token: "s00000001:1" }, gone],
+    set_window_frame: [{ pid, window_id: win, x: 0, y: 0, width: 10, height: 10 }, gone],
+    invoke_menu: [{ pid, window_id: win, path: ["File"] }, gone],
+    bring_to_front: [{ pid, window_id: win }, gone],
+    zoom: [{ pid, window_id: win, x1: 0, y1: 0, x2: 5, y2: 5 }, gone],
+    get_window_state: [{ pid, window_id: win }, gone],
+    get_accessibility_tree: [{ pid, window_id: win }, gone],
+    verify_state: [{ pid, window_id: win, expect: [{ window: { exists: true } }], timeout_ms: 0 }, gone],
+    list_windows: [{ pid: "x" }, bad],
+    list_apps: [{ no_such_argument: 1 }, bad],
+    get_screen_size: [{ no_such_argument: 1 }, bad],
+    get_cursor_position: [{ no_such_argument: 1 }, bad],
+    get_desktop_state: [{ format: "gif" }, bad],
+    launch_app: [{ name: "no-such-program-xyz" }, bad],
+    kill_app: [{ pid: 1 }, bad],
+    clipboard_read: [{ include_text: "yes" }, bad],
+    clipboard_write: [{}, bad],
+    set_agent_cursor_enabled: [{ session: M }, bad],
+    set_agent_cursor_motion: [{ session: M, spring: "x" }, bad],
+    set_agent_cursor_theme: [{ session: M, theme_id: "no-such-theme" }, "unsupported"],
+    get_agent_cursor_state: [{}, bad],
+    start_session: [{ capture_scope: "sideways" }, bad],
+    get_session: [{ session: 5 }, bad],
+    end_session: [{ session: 5 }, bad],
+    list_sessions: [{ limit: 1000 }, bad],
+    escalate_session: [{ session: M, reason: "bogus" }, bad],
+    get_session_state: [{ session: 5 }, bad],
+    health_report: [{ no_such_argument: 1 }, bad],
+    get_config: [{ no_such_argument: 1 }, bad],
+  };
+}
+
+/** sweep records, per listed tool, the refusal code the sweep got back (null: none). */
+const sweep = {};
+
+async function refusalSweep(run, { ev }) {
+  const cases = sweepCases(ev);
+  for (const name of [...run.tools.keys()].sort()) {
+    const c = cases[name];
+    if (!c) {
+      sweep[name] = null;
+      violate(name, "no refusal case in the sweep for a listed tool: add one to sweepCases");
+      continue;
+    }
+    const [args, code] = c;
+    const r = await run.call(name, args, { what: "refusal sweep", expect: "refusal", refusalCodes: [code], invalidInput: true });
+    sweep[name] = r.res?.structuredContent?.status === "refused" ? r.code ?? null : null;
+    if (r.res && r.res.structuredContent?.status !== "refused") violate(name, `refusal sweep: callTool returned structuredContent ${JSON.stringify(r.res.structuredContent ?? null).slice(0, 120)}, want status "refused" (${code})`);
+  }
+}
+
+/** otherTools calls the tools outside the contract once or twice each with valid input, so
+ * that their successes too are checked against the outputSchema cua-host advertises. */
+async function otherTools(run, desk, { ev, term, gtk }) {
+  const t = ev.target();
+  await run.call("list_windows", {}, { what: "all" });
+  await run.call("list_windows", { pid: ev.pid }, { what: "one pid" });
+  await run.call("list_apps", {});
+  await run.call("health_report", {});
+  await run.call("get_config", { session: M });
+  await run.call("bring_to_front", { pid: ev.pid, window_id: ev.win });
+  await run.call("zoom", { pid: ev.pid, window_id: ev.win, x1: 0, y1: 0, x2: 60, y2: 40 });
+  await run.call("get_window_state", { pid: ev.pid, window_id: ev.win }, { what: "no accessibility (degraded)" });
+  await run.call("get_window_state", { pid: term.pid, window_id: term.win, include_screenshot: false }, { what: "without screenshot" });
+  await run.call("get_accessibility_tree", { pid: gtk?.pid ?? term.pid, max_elements: 50 });
+  await run.call("double_click", { x: 20, y: 20, target: t });
+  await sleep(400);
+  await run.call("right_click", { x: 20, y: 20, target: t });
+  await run.call("mouse_button_down", { x: 30, y: 30, target: t });
+  await run.call("mouse_button_up", { x: 40, y: 40, target: t });
+  const launched = await run.call("launch_app", { name: "xterm", additional_arguments: [], timeout_ms: 10000 }, { expect: "any" });
+  if (launched.done && launched.sc.pid) await run.call("kill_app", { pid: launched.sc.pid, grace_ms: 500 });
+  if (gtk) {
+    // set_value on the accessible tree of gtk3-demo-application: a success or a refusal
+    // (no settable element at index 0), both checked against the advertised schema.
+    const tree = await run.call("get_window_state", { pid: gtk.pid, window_id: gtk.win, include_screenshot: false, max_elements: 200 }, { what: "gtk3-demo-application" });
+    const el = (tree.sc?.elements ?? []).find((e) => /text|entry|slider|spin/i.test(e.role ?? ""));
+    if (el?.element_token) await run.call("set_value", { pid: gtk.pid, window_id: gtk.win, element_token: el.element_token, value: "7" }, { expect: "any" });
+  }
+}
+
 async function refusals(run, desk, { ev, frame }) {
   // A window id that never existed, with a real pid.
   const mark = ev.mark();
@@ -1100,7 +1239,8 @@ async function main() {
   const report = {
     contract_version: manifest.contract_version,
     not_on_linux: NOT_ON_LINUX,
-    tools: Object.fromEntries([...stats.values()].map((s) => [s.name, { listed: s.listed ?? false, calls: s.calls, successes: s.successes, schema_valid: s.schemaValid, refused: s.refused, oracle_checks: s.oracleChecks, oracle_confirmed: s.oracleOK, notes: s.notes, kinds: kindCounts(s.violations), violations: s.violations }])),
+    tools: Object.fromEntries([...stats.values()].map((s) => [s.name, { listed: s.listed ?? false, calls: s.calls, successes: s.successes, schema_valid: s.schemaValid, own_schema_valid: s.ownValid, refused: s.refused, oracle_checks: s.oracleChecks, oracle_confirmed: s.oracleOK, notes: s.notes, kinds: kindCounts(s.violations), violations: s.violations }])),
+    refusal_sweep: sweep,
     violations,
   };
   writeFileSync(join(opt.out, "report.json"), JSON.stringify(report, null, 2));

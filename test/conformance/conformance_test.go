@@ -1,8 +1,10 @@
 // Package conformance checks cua-host against the reference driver's published tool
 // contract (testdata/cua-driver-contract, version 0.7.0) with a client cua-host did not
 // write: conformance.mjs drives `cua-host run` through the MCP TypeScript SDK and validates
-// every result with ajv against the contract's own schemas, while xdotool, xwininfo,
-// xclip, test/xevlog and the files a terminal writes confirm the effects.
+// every result with ajv against the contract's own schemas and against the outputSchema
+// cua-host advertises, while xdotool, xwininfo, xclip, test/xevlog and the files a terminal
+// writes confirm the effects. Every tool cua-host lists is driven into a refusal through the
+// SDK's plain callTool, which validates structuredContent against that outputSchema.
 package conformance
 
 import (
@@ -26,7 +28,10 @@ type report struct {
 	ContractVersion string                       `json:"contract_version"`
 	NotOnLinux      map[string]map[string]string `json:"not_on_linux"`
 	Tools           map[string]toolReport        `json:"tools"`
-	Violations      []struct {
+	// RefusalSweep is, per listed tool, the refusal code callTool handed back for the
+	// sweep's call, or null when it handed back none.
+	RefusalSweep map[string]*string `json:"refusal_sweep"`
+	Violations   []struct {
 		Tool string `json:"tool"`
 		What string `json:"what"`
 	} `json:"violations"`
@@ -38,6 +43,7 @@ type toolReport struct {
 	Calls           int            `json:"calls"`
 	Successes       int            `json:"successes"`
 	SchemaValid     int            `json:"schema_valid"`
+	OwnSchemaValid  int            `json:"own_schema_valid"`
 	Refused         int            `json:"refused"`
 	OracleChecks    int            `json:"oracle_checks"`
 	OracleConfirmed int            `json:"oracle_confirmed"`
@@ -152,11 +158,29 @@ func checkReport(t *testing.T, rep report, contractDir string) {
 		lines = append(lines, fmt.Sprintf("%-26s %-6v %5d %8d/%-4d %8d/%-4d %7d  %s", tool.Name, tr.Listed, tr.Calls, tr.SchemaValid, tr.Successes,
 			tr.OracleConfirmed, tr.OracleChecks, tr.Refused, verdict(tr, absent)))
 	}
+	inContract := map[string]bool{}
+	for _, tool := range m.Tools {
+		inContract[tool.Name] = true
+	}
 	for _, v := range rep.Violations {
-		if _, inContract := rep.Tools[v.Tool]; !inContract {
+		if !inContract[v.Tool] {
 			t.Errorf("%s: %s", v.Tool, v.What)
 		}
 	}
+	// The refusal sweep: every listed tool, contract or not, refused through callTool.
+	if len(rep.RefusalSweep) < len(m.Tools) {
+		t.Errorf("the refusal sweep covered %d tools; every listed tool (at least the %d of the contract) must be driven into a refusal", len(rep.RefusalSweep), len(m.Tools))
+	}
+	var swept []string
+	for name, code := range rep.RefusalSweep {
+		if code == nil {
+			t.Errorf("%s: the refusal sweep got no refusal back through callTool", name)
+			continue
+		}
+		swept = append(swept, name+"="+*code)
+	}
+	sort.Strings(swept)
+	t.Logf("refusal sweep through the SDK's callTool (%d tools): %s", len(swept), strings.Join(swept, ", "))
 	sort.Strings(lines)
 	t.Logf("contract %s conformance (schema-valid: successes whose structuredContent validates; oracle-ok: effects confirmed outside cua-host):\n%-26s %-6s %5s %13s %13s %7s  %s\n%s",
 		m.ContractVersion, "tool", "listed", "calls", "schema-valid", "oracle-ok", "refused", "result", strings.Join(lines, "\n"))
