@@ -7,7 +7,11 @@
 // {"hash":…,"record":…}: hash is the SHA-256 of the record's exact bytes, and every record
 // carries the hash of the one before it (prev), its sequence number, the segment id and,
 // for session records, the session's identity. Screenshots are files under shots/ named by
-// the SHA-256 of their contents, referenced from the records.
+// the SHA-256 of their contents, referenced from the records. Segments are chained: each
+// segment's first record names the segment before it with its record count and last hash,
+// and the first segment is number 1 (Chain), so a deleted, reordered or shortened segment
+// shows in the one after it; the newest segments being deleted shows only against a head
+// kept elsewhere (VerifyHead), which the writer logs when it closes its segment.
 //
 // It is not a transport: records reach the host over the control channel (package host);
 // the worker and the proxy never hold a descriptor of a journal. It does not render

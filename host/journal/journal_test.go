@@ -204,6 +204,10 @@ func FuzzDecodeLine(f *testing.F) {
 		Session: &Session{ID: "i", Label: "l"}, Call: &Call{Seq: 1, Tool: "click", Arguments: []byte(`{"x":1}`), Screenshot: &Shot{SHA256: strings.Repeat("b", 64)}}}
 	line, _, _ := EncodeLine(r)
 	f.Add(bytes.TrimSuffix(line, []byte("\n")))
+	start := &Record{Seq: 1, Segment: "s", Time: "t", Kind: KindJournalStart, Start: &Start{Format: Format,
+		Chain: &Chain{Number: 2, Prev: "p", PrevRecords: 5, PrevHead: strings.Repeat("c", 64), PrevOpen: true}}}
+	line, _, _ = EncodeLine(start)
+	f.Add(bytes.TrimSuffix(line, []byte("\n")))
 	f.Add([]byte(`{"hash":"","record":{}}`))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(``))

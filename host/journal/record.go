@@ -83,9 +83,12 @@ type Record struct {
 }
 
 // Format is the version of the segment format this package writes, recorded in
-// journal_start. Format 1 (no format field) lacks session_start's manifest; readers accept
-// both.
-const Format = 2
+// journal_start. Format 1 (no format field) lacks session_start's manifest; format 2 lacks
+// the chain between segments (Start.Chain); readers accept all three.
+const Format = 3
+
+// FormatChained is the first format whose journal_start carries a Chain.
+const FormatChained = 3
 
 // Start describes a segment.
 type Start struct {
@@ -98,6 +101,45 @@ type Start struct {
 	// MaxShots and MaxShotBytes are each session's screenshot budget.
 	MaxShots     int   `json:"max_shots"`
 	MaxShotBytes int64 `json:"max_shot_bytes"`
+	// Chain links the segment to the one before it (format 3 on; absent before).
+	Chain *Chain `json:"chain,omitempty"`
+}
+
+// Chain is where a segment stands in its journal: its number and the end of the segment
+// before it as it was when this one began. Deleting, reordering or shortening an earlier
+// segment breaks the link of the segment after it.
+type Chain struct {
+	// Number is the segment's place in the journal, from 1. Number 1 begins the journal
+	// and has no Prev.
+	Number uint64 `json:"number"`
+	// Prev is the name of the segment before this one; empty for number 1.
+	Prev string `json:"prev,omitempty"`
+	// PrevRecords and PrevHead are Prev's record count and the hash of its last record
+	// when this segment began (0 and empty when Prev held no record).
+	PrevRecords uint64 `json:"prev_records,omitempty"`
+	PrevHead    string `json:"prev_head,omitempty"`
+	// PrevOpen is set when another host was still writing Prev when this segment began:
+	// Prev may hold more records after PrevRecords.
+	PrevOpen bool `json:"prev_open,omitempty"`
+}
+
+// check says what is wrong with the link's own fields, or "".
+func (c *Chain) check() string {
+	switch {
+	case c.Number == 0:
+		return "chain: segment number 0"
+	case c.Number == 1 && (c.Prev != "" || c.PrevRecords != 0 || c.PrevHead != "" || c.PrevOpen):
+		return "chain: segment number 1 names a segment before it"
+	case c.Number > 1 && c.Prev == "":
+		return fmt.Sprintf("chain: segment number %d names no segment before it", c.Number)
+	case c.Prev != "" && !validName(c.Prev):
+		return "chain: the previous segment's name is not a directory name"
+	case (c.PrevRecords == 0) != (c.PrevHead == ""):
+		return "chain: the previous segment's record count and head disagree"
+	case c.PrevHead != "" && (len(c.PrevHead) != sha256.Size*2 || !isLowerHex(c.PrevHead)):
+		return "chain: the previous segment's head is not a SHA-256"
+	}
+	return ""
 }
 
 // Session is a session's identity. ID is random and unique to the segment; the label is
@@ -266,6 +308,20 @@ func strictUnmarshal(b []byte, v any) error {
 		return errors.New("trailing data after the object")
 	}
 	return nil
+}
+
+// validName reports whether s can name a segment directory: at most 255 printable ASCII
+// characters, no slash, not "." or "..".
+func validName(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 255 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' || s[i] == '/' {
+			return false
+		}
+	}
+	return true
 }
 
 func isLowerHex(s string) bool {

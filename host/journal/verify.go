@@ -59,6 +59,11 @@ type SegmentReport struct {
 	// was cut off while they ran.
 	Unknown  []InFlight `json:"unknown,omitempty"`
 	Problems []Problem  `json:"problems,omitempty"`
+	// Chain is the segment's link to the one before it, as its first record gives it.
+	Chain *Chain `json:"chain,omitempty"`
+	// Unchained is set when the first record has no link (an older version wrote the
+	// segment): that a segment before it was deleted cannot be detected.
+	Unchained bool `json:"unchained,omitempty"`
 }
 
 // OK reports whether the segment is intact and complete.
@@ -68,14 +73,23 @@ func (s *SegmentReport) OK() bool { return s.Intact && s.Complete }
 type Report struct {
 	Dir      string          `json:"dir"`
 	Segments []SegmentReport `json:"segments"`
+	// Single is set when Dir is one segment's directory: the segment was checked alone,
+	// not its links to the segments before and after it.
+	Single bool `json:"single,omitempty"`
+	// Anchor is what VerifyHead found of the head it was given.
+	Anchor *Anchor `json:"anchor,omitempty"`
 }
 
-// OK reports whether every segment is intact and complete.
+// OK reports whether every segment is intact and complete, and the anchored head, when
+// one was given, was found.
 func (r *Report) OK() bool {
 	for i := range r.Segments {
 		if !r.Segments[i].OK() {
 			return false
 		}
+	}
+	if r.Anchor != nil && !r.Anchor.Found {
+		return false
 	}
 	return len(r.Segments) > 0
 }
@@ -83,46 +97,73 @@ func (r *Report) OK() bool {
 // Segments lists the segment directories of a journal directory, oldest first. A
 // directory that is itself a segment (it holds journal.jsonl) is returned alone.
 func Segments(dir string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(dir, SegmentFile)); err == nil {
+	if isSegment(dir) {
 		return []string{dir}, nil
 	}
-	entries, err := os.ReadDir(dir)
+	out, err := listSegments(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
+		return nil, err
 	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), SegmentFile)); err == nil {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
 	if len(out) == 0 {
 		return nil, fmt.Errorf("read journal: %s holds no segment (no */%s)", dir, SegmentFile)
 	}
 	return out, nil
 }
 
+func isSegment(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, SegmentFile))
+	return err == nil
+}
+
 // Verify checks every segment of a journal directory: the hash chain, the sequence, the
-// screenshots and whether each segment ended in order. An error means the directory could
-// not be read at all; what is wrong with its contents is in the report.
+// screenshots, whether each segment ended in order, and the links between segments
+// (CheckLinks). An error means the directory could not be read at all; what is wrong with
+// its contents is in the report. Given one segment's directory, it checks that segment
+// alone (Report.Single).
 func Verify(dir string) (*Report, error) {
-	segs, err := Segments(dir)
+	rep, _, err := verify(dir)
+	return rep, err
+}
+
+// VerifyHead is Verify, and also looks for head, a record hash kept elsewhere (the head a
+// host logged when it closed its segment): the report is not OK when no record has it,
+// which is how the newest segments being deleted, or the journal rewritten, shows. An
+// error wrapping ErrBadHead means head is not a SHA-256.
+func VerifyHead(dir, head string) (*Report, error) {
+	h, err := parseHead(head)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Dir: dir}
-	for _, s := range segs {
-		seg, err := ReadSegment(s)
+	rep, segs, err := verify(dir)
+	if err != nil {
+		return nil, err
+	}
+	rep.Anchor = findHead(segs, h)
+	return rep, nil
+}
+
+func verify(dir string) (*Report, []*Segment, error) {
+	paths, err := Segments(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := &Report{Dir: dir, Single: isSegment(dir)}
+	segs := make([]*Segment, 0, len(paths))
+	for _, p := range paths {
+		seg, err := ReadSegment(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		seg.Records = nil // only the report and the hashes are needed from here on
+		segs = append(segs, seg)
+	}
+	if !rep.Single {
+		CheckLinks(segs)
+	}
+	for _, seg := range segs {
 		rep.Segments = append(rep.Segments, seg.Report)
 	}
-	return rep, nil
+	return rep, segs, nil
 }
 
 // Segment is one segment as read: its good records (up to the first bad one) and what
@@ -131,6 +172,8 @@ type Segment struct {
 	Dir     string
 	Records []Record
 	Report  SegmentReport
+	// hashes are the good records' hashes, in order.
+	hashes []string
 }
 
 // ShotPath returns the file of a screenshot of this segment.
@@ -139,13 +182,20 @@ func (s *Segment) ShotPath(sha string) string {
 }
 
 // ReadSegment reads and verifies one segment directory. Reading stops at the first record
-// that breaks the chain; Records holds the ones before it.
+// that breaks the chain; Records holds the ones before it. The links between segments are
+// not checked here (CheckLinks).
 func ReadSegment(dir string) (*Segment, error) {
 	f, err := os.Open(filepath.Join(dir, SegmentFile))
 	if err != nil {
 		return nil, fmt.Errorf("read journal segment: %w", err)
 	}
 	defer f.Close()
+	return readSegmentFrom(f, dir, true)
+}
+
+// readSegmentFrom reads the records of the segment in dir from f, and checks its
+// screenshots when shots is set.
+func readSegmentFrom(f io.Reader, dir string, shots bool) (*Segment, error) {
 	seg := &Segment{Dir: dir, Report: SegmentReport{ID: filepath.Base(dir), Intact: true}}
 	rep := &seg.Report
 	bad := func(seq uint64, tool, format string, args ...any) {
@@ -218,9 +268,13 @@ func ReadSegment(dir string) (*Segment, error) {
 		prev = l.Hash
 		lastKind = rec.Kind
 		seg.Records = append(seg.Records, rec)
+		seg.hashes = append(seg.hashes, l.Hash)
 		rep.Records++
 		rep.Head = l.Hash
 		switch rec.Kind {
+		case KindJournalStart:
+			rep.Chain = rec.Start.Chain
+			rep.Unchained = rec.Start.Chain == nil
 		case KindSessionStart:
 			sessions[rec.Session.ID] = true
 		case KindSessionEnd:
@@ -248,6 +302,9 @@ func ReadSegment(dir string) (*Segment, error) {
 
 	// Screenshots: each referenced file matches its name and size, or was pruned.
 	for _, ref := range refs {
+		if !shots {
+			break
+		}
 		if msg := checkShot(seg.ShotPath(ref.shot.SHA256), ref.shot, pruned[ref.shot.SHA256]); msg != "" {
 			bad(ref.seq, ref.tool, "%s", msg)
 		}
@@ -302,6 +359,16 @@ func checkShape(rec *Record, sessions map[string]bool, ended map[string]string) 
 	case KindJournalStart:
 		if rec.Start == nil {
 			return "journal_start without its description"
+		}
+		switch c := rec.Start.Chain; {
+		case rec.Start.Format >= FormatChained && c == nil:
+			return fmt.Sprintf("journal_start of format %d without its link to the segment before", rec.Start.Format)
+		case rec.Start.Format < FormatChained && c != nil:
+			return fmt.Sprintf("journal_start of format %d with a link to the segment before", rec.Start.Format)
+		case c != nil:
+			if msg := c.check(); msg != "" {
+				return msg
+			}
 		}
 	case KindSessionStart:
 		if rec.Session == nil || rec.Session.ID == "" {

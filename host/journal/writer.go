@@ -40,7 +40,7 @@ const (
 // Options configures Open.
 type Options struct {
 	// Dir is the journal directory; Open creates it (0700) when missing and adds a new
-	// segment directory inside it.
+	// segment directory inside it, chained to the newest segment there.
 	Dir string
 	// KeepText and Screenshots are recorded in the segment's first record; the writer
 	// itself stores whatever it is given.
@@ -53,7 +53,8 @@ type Options struct {
 	MaxShotBytes int64
 	// Version is the host's version, recorded in the first record.
 	Version string
-	// Logger receives the writer's logs; nil discards them.
+	// Logger receives the writer's logs; nil discards them. The segment's opening and its
+	// closing, with its head, are logged at info level.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -133,6 +134,8 @@ type Writer struct {
 	id      string
 	dir     string
 	shotDir string
+	// number is the segment's place in the journal (Chain.Number).
+	number uint64
 
 	// mu guards the fields below.
 	mu     sync.Mutex
@@ -167,9 +170,11 @@ type storedShot struct {
 	bytes int
 }
 
-// Open creates a new segment in opts.Dir and writes its journal_start record. The segment
-// file and the screenshots are created close-on-exec and 0600/0400: no child process
-// inherits them.
+// Open creates a new segment in opts.Dir and writes its journal_start record, which links
+// the segment to the newest one already there (Start.Chain). It holds the directory's lock
+// meanwhile, so that segments opened at the same time by other hosts still chain in one
+// line, and the writer keeps a lock on its segment file until Close. The segment file and
+// the screenshots are created close-on-exec and 0600/0400: no child process inherits them.
 func Open(opts Options) (w *Writer, err error) {
 	if opts.Dir == "" {
 		return nil, errors.New("open journal: no directory")
@@ -189,11 +194,20 @@ func Open(opts Options) (w *Writer, err error) {
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
+	unlock, err := lockDir(opts.Dir, opts.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	defer unlock()
+	chain, prevID, err := nextChain(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("open journal: segment id: %w", err)
 	}
-	id := opts.Now().UTC().Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(rnd[:])
+	id := segmentID(opts.Now(), prevID, rnd[:])
 	dir := filepath.Join(opts.Dir, id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
@@ -207,7 +221,8 @@ func Open(opts Options) (w *Writer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	w = &Writer{opts: opts, log: opts.Logger, id: id, dir: dir, shotDir: shotDir, f: osFile{f}, refs: map[string]int{}, budgets: map[string]*budget{}}
+	lockSegment(f, opts.Logger)
+	w = &Writer{opts: opts, log: opts.Logger, id: id, dir: dir, shotDir: shotDir, number: chain.Number, f: osFile{f}, refs: map[string]int{}, budgets: map[string]*budget{}}
 	if opts.file != nil {
 		w.f = opts.file(f)
 	}
@@ -218,17 +233,33 @@ func Open(opts Options) (w *Writer, err error) {
 	}()
 	err = w.Append(Record{Kind: KindJournalStart, Start: &Start{
 		Format: Format, HostPID: os.Getpid(), Version: opts.Version, KeepText: opts.KeepText, Screenshots: opts.Screenshots,
-		MaxShots: opts.MaxShots, MaxShotBytes: opts.MaxShotBytes,
+		MaxShots: opts.MaxShots, MaxShotBytes: opts.MaxShotBytes, Chain: chain,
 	}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	w.log.Debug("journal segment opened", "dir", dir)
+	if chain.Prev == "" {
+		w.log.Info("journal segment opened", "journal", opts.Dir, "segment", id, "number", chain.Number)
+	} else {
+		w.log.Info("journal segment opened", "journal", opts.Dir, "segment", id, "number", chain.Number,
+			"follows", chain.Prev, "follows_records", chain.PrevRecords, "follows_head", chain.PrevHead, "follows_open", chain.PrevOpen)
+	}
 	return w, nil
 }
 
 // ID returns the segment's id.
 func (w *Writer) ID() string { return w.id }
+
+// Number returns the segment's place in the journal, from 1.
+func (w *Writer) Number() uint64 { return w.number }
+
+// Head returns the number of records written and the last one's hash: the head a later
+// VerifyHead can be given.
+func (w *Writer) Head() (records uint64, hash string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq, w.prev
+}
 
 // Dir returns the segment's directory.
 func (w *Writer) Dir() string { return w.dir }
@@ -405,8 +436,10 @@ func (w *Writer) chargeLocked(sess *Session, s storedShot) {
 	}
 }
 
-// Close writes the journal_end record with reason, syncs the segment and closes it. It is
-// idempotent; the error is the first one met.
+// Close writes the journal_end record with reason, syncs the segment and closes it, and logs
+// the segment's head at info level (segment, records, head) for a person to keep
+// elsewhere: VerifyHead with it detects the segment being deleted later. It is idempotent;
+// the error is the first one met.
 func (w *Writer) Close(reason string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -429,6 +462,7 @@ func (w *Writer) Close(reason string) error {
 	if cerr := w.f.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close journal: %w", cerr)
 	}
+	w.log.Info("journal segment closed", "journal", w.opts.Dir, "segment", w.id, "number", w.number, "records", w.seq, "head", w.prev)
 	return err
 }
 

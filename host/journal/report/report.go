@@ -85,19 +85,27 @@ type ToolTime struct {
 	TotalUS int64  `json:"total_us"`
 }
 
-// Build reads and verifies every segment of a journal directory and merges its records
-// into calls. Records after a segment's first bad one are not used.
+// Build reads and verifies every segment of a journal directory, and the links between
+// them, and merges its records into calls. Records after a segment's first bad one are not
+// used.
 func Build(dir string) (*Report, error) {
 	paths, err := journal.Segments(dir)
 	if err != nil {
 		return nil, err
 	}
 	r := &Report{Dir: dir, OK: true, Calls: []Call{}, Sessions: []Session{}}
+	segs := make([]*journal.Segment, 0, len(paths))
 	for _, p := range paths {
 		seg, err := journal.ReadSegment(p)
 		if err != nil {
 			return nil, err
 		}
+		segs = append(segs, seg)
+	}
+	if len(paths) > 1 || paths[0] != dir { // not one segment's directory given alone
+		journal.CheckLinks(segs)
+	}
+	for _, seg := range segs {
 		r.Segments = append(r.Segments, seg.Report)
 		if !seg.Report.OK() {
 			r.OK = false
