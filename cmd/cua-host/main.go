@@ -10,7 +10,7 @@
 //	cua-host session start|stop              a detached session for shell scripts
 //	cua-host mcp-connect ENDPOINT            a stdio MCP server relaying to a session endpoint
 //	cua-host policy check|eval …             test policy files without a desktop
-//	cua-host journal verify|show DIR         check or look at a journal (--journal DIR)
+//	cua-host journal verify|head|show DIR    check or look at a journal (--journal DIR)
 //	cua-host inventory [--json]              print the reviewed tool inventory
 //	cua-host status [--json]                 the mode, policy layers and manifest run would use
 //	cua-host list-tools [--json]             every tool with its input schema
@@ -107,7 +107,8 @@ func usage(w io.Writer) {
   cua-host session start [--display private|:N] [--mode M] [--manifest F] [--label L] [--json]
   cua-host session stop [ENDPOINT]
   cua-host mcp-connect ENDPOINT               stdio MCP relayed to a session's endpoint
-  cua-host journal verify [--json] DIR        exit 0: intact and ended in order; 1: tampered or cut off
+  cua-host journal verify [--json] [--head HASH] DIR  exit 0: intact and ended in order; 1: tampered, cut off, head not found
+  cua-host journal head [--json] DIR          the newest segment's last hash: keep it elsewhere
   cua-host journal show DIR [-o FILE] [--json]  one self-contained HTML report (or JSON)
   cua-host replay DIR [--display private|:N] [--json]  re-run a journal's completed actions
   cua-host policy check [--managed-policy FILE] [--policy FILE]
