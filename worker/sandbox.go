@@ -1,14 +1,17 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cua-host/cua-host/internal/sandbox"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/x11/atspi"
 )
 
 // launchWrapper returns the x11 backend's LaunchWrapper for the sandbox Hello asks for: nil
@@ -59,6 +62,17 @@ func launchWrapper(cfg *cuav1.Sandbox, private bool, log *slog.Logger) func(argv
 		}
 		hide = append(hide, extra...)
 		spec := sandbox.Spec{Hide: hide, Keep: keep, Display: displayNumber(vars["DISPLAY"])}
+		if !private {
+			// The person's session bus is hidden (through it, systemd's user manager or D-Bus
+			// activation would start programs outside the sandbox); the accessibility bus
+			// stays reachable, so the program's windows still have an accessibility tree.
+			if addr, path := a11yBus(vars["DBUS_SESSION_BUS_ADDRESS"]); addr != "" {
+				spec.SetEnv = append(spec.SetEnv, "AT_SPI_BUS_ADDRESS="+addr)
+				if path != "" {
+					spec.Keep = append(spec.Keep, path)
+				}
+			}
+		}
 		return append([]string{bwrap}, spec.Args(argv)...), nil
 	}
 }
@@ -92,4 +106,28 @@ func displayNumber(name string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// a11yBusTimeout bounds asking the session bus for the accessibility bus at a launch.
+const a11yBusTimeout = 500 * time.Millisecond
+
+// a11yBus returns the address of the accessibility bus the session bus at sessionAddr
+// names, and the socket file it listens on when that is a path ("" for an abstract
+// socket); "" when there is none.
+func a11yBus(sessionAddr string) (addr, path string) {
+	if sessionAddr == "" {
+		return "", ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a11yBusTimeout)
+	defer cancel()
+	addr, err := atspi.BusAddress(ctx, sessionAddr)
+	if err != nil {
+		return "", ""
+	}
+	for _, part := range strings.Split(strings.TrimPrefix(addr, "unix:"), ",") {
+		if p, ok := strings.CutPrefix(part, "path="); ok && strings.HasPrefix(addr, "unix:") {
+			return addr, p
+		}
+	}
+	return addr, ""
 }

@@ -39,6 +39,8 @@ type Spec struct {
 	// Display is the number of the only X server socket under /tmp/.X11-unix the program
 	// sees; a negative number hides them all.
 	Display int
+	// SetEnv are NAME=VALUE variables set in the program's environment.
+	SetEnv []string
 }
 
 // xSocketDir is where X servers put their local sockets.
@@ -94,6 +96,11 @@ func (s Spec) Args(argv []string) []string {
 	for _, p := range s.Keep {
 		for _, q := range resolved(p) {
 			args = append(args, "--bind", q, q)
+		}
+	}
+	for _, kv := range s.SetEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			args = append(args, "--setenv", k, v)
 		}
 	}
 	args = append(args, "--")

@@ -206,24 +206,34 @@ func (c *Client) connect(ctx context.Context) (*dbus.Conn, string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
 	defer cancel()
-	sess, err := dial(ctx, c.sessionAddr)
+	addr, err := BusAddress(ctx, c.sessionAddr)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: session bus %s: %v", ErrNoBus, c.sessionAddr, err)
-	}
-	var addr string
-	err = sess.Object("org.a11y.Bus", "/org/a11y/bus").CallWithContext(ctx, "org.a11y.Bus.GetAddress", 0).Store(&addr)
-	sess.Close()
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: org.a11y.Bus.GetAddress on the session bus: %v", ErrNoBus, err)
-	}
-	if addr == "" {
-		return nil, "", fmt.Errorf("%w: org.a11y.Bus.GetAddress returned no address", ErrNoBus)
+		return nil, "", err
 	}
 	conn, err := dial(ctx, addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: accessibility bus %s: %v", ErrNoBus, addr, err)
 	}
 	return conn, addr, nil
+}
+
+// BusAddress asks the session bus at sessionAddr for the address of the accessibility bus
+// (org.a11y.Bus.GetAddress), which starts it when it is not running.
+func BusAddress(ctx context.Context, sessionAddr string) (string, error) {
+	sess, err := dial(ctx, sessionAddr)
+	if err != nil {
+		return "", fmt.Errorf("%w: session bus %s: %v", ErrNoBus, sessionAddr, err)
+	}
+	defer sess.Close()
+	var addr string
+	err = sess.Object("org.a11y.Bus", "/org/a11y/bus").CallWithContext(ctx, "org.a11y.Bus.GetAddress", 0).Store(&addr)
+	if err != nil {
+		return "", fmt.Errorf("%w: org.a11y.Bus.GetAddress on the session bus: %v", ErrNoBus, err)
+	}
+	if addr == "" {
+		return "", fmt.Errorf("%w: org.a11y.Bus.GetAddress returned no address", ErrNoBus)
+	}
+	return addr, nil
 }
 
 // dial connects and authenticates to a bus. A server that does not finish the handshake
