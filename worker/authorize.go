@@ -235,6 +235,7 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	readable := authz.Permits(s.authority, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, now)
 	c := newCall(&res)
 	c.Name, c.Arguments, c.Session, c.ClipboardReadable, c.Protected = name, args, s.state, readable, a.protected
+	c.Files = res.files
 	if r := d.Resource; r.Kind == authz.ResourceApplication && len(r.Argv) > 0 {
 		c.Launch = &tool.Launch{Argv: r.Argv, DesktopID: r.DesktopID, Declared: r.Declared}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
 
@@ -65,6 +66,9 @@ type resolution struct {
 	// again. It is held by value: resolving allocates nothing for it.
 	win    x11.Window
 	hasWin bool
+	// files are the files the call's path arguments name, as decided (withFiles); the
+	// handler gets them (tool.Call.Files).
+	files []tool.File
 }
 
 func unresolved(code authz.Code, format string, args ...any) resolution {

@@ -3,12 +3,14 @@ package worker
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/internal/safefile"
+	"github.com/cua-host/cua-host/worker/tool"
 )
 
 // fileArg is one argument of a tool that names a file the call reads or writes.
@@ -30,14 +32,16 @@ var fileArgs = map[string][]fileArg{
 
 // withFiles adds to res the files the call names (fileArgs), each as a further resource
 // (Target.Also), and writes each file's canonical path into args, so the policy decides
-// on it and the handler opens exactly the file that was decided on. A path that cannot be
-// resolved leaves the call unresolved (invalid_arguments). res is returned unchanged when
-// it is already refused.
-func (r *resolver) withFiles(tool string, args map[string]any, res resolution) resolution {
+// on it and the handler opens exactly the file that was decided on. res.files records each
+// file with the identity of the directory the decision saw (tool.Call.Files): the handler
+// reads or writes the file only in that directory. A path that cannot be resolved leaves
+// the call unresolved (invalid_arguments). res is returned unchanged when it is already
+// refused.
+func (r *resolver) withFiles(toolName string, args map[string]any, res resolution) resolution {
 	if res.Unresolved != nil || res.SelfPID != 0 || res.ProtectedUIPID != 0 {
 		return res
 	}
-	for _, fa := range fileArgs[tool] {
+	for _, fa := range fileArgs[toolName] {
 		v, ok := args[fa.name]
 		if !ok || v == nil {
 			continue
@@ -46,12 +50,17 @@ func (r *resolver) withFiles(tool string, args map[string]any, res resolution) r
 		if !ok {
 			return unresolved(authz.CodeInvalidArguments, "%s must be a string (an absolute path)", fa.name)
 		}
-		path, err := canonicalFile(s)
+		path, dir, err := canonicalFile(s)
 		if err != nil {
-			return unresolved(authz.CodeInvalidArguments, "%s %q: %v", fa.name, s, err)
+			code := authz.CodeInvalidArguments
+			if errors.Is(err, safefile.ErrUnsupported) {
+				code = authz.CodeUnsupported
+			}
+			return unresolved(code, "%s %q: %v", fa.name, s, err)
 		}
 		args[fa.name] = path
 		res.Also = append(res.Also, authz.Resource{Kind: authz.ResourceFile, Op: fa.op, Path: path})
+		res.files = append(res.files, tool.File{Arg: fa.name, Path: path, Dir: dir})
 	}
 	return res
 }
@@ -65,42 +74,58 @@ var errFileSymlink = errors.New("is a symbolic link; name the file it points to"
 // would send the write, or the read, somewhere the decision did not look) nor anything
 // but a regular file when it exists. Repeated and trailing "/" and "." components are
 // cleaned away.
-func canonicalFile(p string) (string, error) {
+//
+// The resolved directory is then opened from "/" without following any link, and the file
+// examined in it, so that what is decided on is the directory found at the canonical path
+// (dir identifies it) and not whatever a link swapped in meanwhile leads to.
+func canonicalFile(p string) (path string, dir safefile.ID, err error) {
 	switch {
 	case p == "":
-		return "", errors.New("is empty")
+		return "", dir, errors.New("is empty")
 	case strings.ContainsAny(p, "\x00\n\r"):
-		return "", errors.New("contains control characters")
+		return "", dir, errors.New("contains control characters")
 	case !filepath.IsAbs(p):
-		return "", errors.New("is not an absolute path")
+		return "", dir, errors.New("is not an absolute path")
 	case slices.Contains(strings.Split(p, "/"), ".."):
-		return "", errors.New(`contains ".."`)
+		return "", dir, errors.New(`contains ".."`)
 	case strings.HasSuffix(p, "/"):
-		return "", errors.New("names a directory, not a file")
+		return "", dir, errors.New("names a directory, not a file")
 	}
 	clean := filepath.Clean(p)
-	dir, base := filepath.Split(clean)
+	parent, base := filepath.Split(clean)
 	if base == "" {
-		return "", errors.New("names a directory, not a file")
+		return "", dir, errors.New("names a directory, not a file")
 	}
-	realDir, err := filepath.EvalSymlinks(dir)
+	realDir, err := filepath.EvalSymlinks(parent)
 	if err != nil {
-		return "", errors.New("its directory does not exist or cannot be resolved")
+		return "", dir, errors.New("its directory does not exist or cannot be resolved")
 	}
-	if fi, err := os.Stat(realDir); err != nil || !fi.IsDir() {
-		return "", errors.New("its directory is not a directory")
+	d, err := safefile.OpenDir(realDir)
+	switch {
+	case errors.Is(err, safefile.ErrUnsupported):
+		return "", dir, err
+	case errors.Is(err, safefile.ErrSymlink):
+		return "", dir, errors.New("its directory changed while it was resolved (a symbolic link now stands in its path)")
+	case errors.Is(err, syscall.ENOTDIR):
+		return "", dir, errors.New("its directory is not a directory")
+	case err != nil:
+		return "", dir, errors.New("its directory does not exist or cannot be resolved")
 	}
-	path := filepath.Join(realDir, base)
-	fi, err := os.Lstat(path)
+	defer d.Close()
+	if dir, err = d.ID(); err != nil {
+		return "", dir, err
+	}
+	path = filepath.Join(realDir, base)
+	mode, err := d.Mode(base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return path, nil
+		return path, dir, nil
 	case err != nil:
-		return "", err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return "", errFileSymlink
-	case !fi.Mode().IsRegular():
-		return "", errors.New("is not a regular file")
+		return "", dir, err
+	case mode&fs.ModeSymlink != 0:
+		return "", dir, errFileSymlink
+	case !mode.IsRegular():
+		return "", dir, errors.New("is not a regular file")
 	}
-	return path, nil
+	return path, dir, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/cua-host/cua-host/authz"
@@ -275,5 +276,33 @@ func TestEveryPathArgumentIsResolved(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFilesCarryTheDecidedDirectory: each path argument's decision records the canonical
+// path and the identity of the directory the resolver opened without links, which the
+// handler checks before it reads or writes (tool.Call.Files).
+func TestFilesCarryTheDecidedDirectory(t *testing.T) {
+	ft := newFileTree(t)
+	if err := os.Symlink(ft.out, filepath.Join(ft.root, "out-link")); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"screenshot_out_file": filepath.Join(ft.root, "out-link", "run", "a.png")}
+	res := (&resolver{}).withFiles("get_desktop_state", args, resolution{})
+	if res.Unresolved != nil || len(res.files) != 1 {
+		t.Fatalf("withFiles = %v, files %v", res.Unresolved, res.files)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(ft.out, "run"), &st); err != nil {
+		t.Fatal(err)
+	}
+	f := res.files[0]
+	want := filepath.Join(ft.out, "run", "a.png")
+	if f.Arg != "screenshot_out_file" || f.Path != want || args["screenshot_out_file"] != want || f.Dir.Dev != st.Dev || f.Dir.Ino != st.Ino {
+		t.Errorf("withFiles recorded %+v (argument %v), want %s in the directory of device %d, inode %d", f, args["screenshot_out_file"], want, st.Dev, st.Ino)
+	}
+	// No path argument, no files: tools without one do no file work.
+	if res := (&resolver{}).withFiles("click", map[string]any{"x": 1.0}, resolution{}); res.files != nil {
+		t.Errorf("a call without path arguments carries files %v", res.files)
 	}
 }

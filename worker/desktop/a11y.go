@@ -138,10 +138,11 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 		if a.CaptureMode != "" && a.CaptureMode != "ax" && a.CaptureMode != "vision" {
 			return nil, invalid("capture_mode %q: want \"ax\" or \"vision\" (deprecated and ignored)", a.CaptureMode)
 		}
-		outFile, err := outFilePath(a.ScreenshotOutFile)
+		out, err := openOutFile(call, a.ScreenshotOutFile)
 		if err != nil {
 			return nil, err
 		}
+		defer out.Close()
 		opts, err := a.options()
 		if err != nil {
 			return nil, err
@@ -153,7 +154,7 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 		if err != nil {
 			return nil, err
 		}
-		shoot := screenshot && (a.IncludeScreenshot == nil || *a.IncludeScreenshot || outFile != "")
+		shoot := screenshot && (a.IncludeScreenshot == nil || *a.IncludeScreenshot || out != nil)
 		var (
 			img    *x11.Image
 			capErr error
@@ -172,13 +173,14 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 			return nil, refusal(err)
 		}
 		d.sessions.of(call.Session).Add(snap)
-		return stateResult(win, snap, img, capErr, shoot, outFile)
+		return stateResult(win, snap, img, capErr, shoot, out)
 	}
 }
 
 // stateResult renders a snapshot: a header line, the degradation or truncation if any,
-// the rows; the structured elements; the screenshot.
-func stateResult(win *x11.Window, snap *atspi.Snapshot, img *x11.Image, capErr error, shoot bool, outFile string) (*tool.Result, error) {
+// the rows; the structured elements; the screenshot, or with out, the screenshot written
+// there.
+func stateResult(win *x11.Window, snap *atspi.Snapshot, img *x11.Image, capErr error, shoot bool, out *outFile) (*tool.Result, error) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "window_id=%d pid=%d %s snapshot=%s elements=%d\n", win.ID, win.PID, strconv.Quote(clipTitle(win.Title)), snap.ID, len(snap.Elements))
 	if snap.Degraded {
@@ -220,14 +222,14 @@ func stateResult(win *x11.Window, snap *atspi.Snapshot, img *x11.Image, capErr e
 		if t := maskedText(img); t != "" {
 			res.Content[0].Text += "screenshot" + strings.TrimPrefix(t, ";") + "\n"
 		}
-		if outFile == "" {
+		if out == nil {
 			res.Content = append(res.Content, tool.Image(img.Data, img.MIMEType))
 			break
 		}
-		if err := writeOutFile(outFile, img.Data); err != nil {
+		if err := out.write(img.Data); err != nil {
 			return nil, err
 		}
-		st["screenshot_file_path"] = outFile
+		st["screenshot_file_path"] = out.path
 	case shoot && capErr != nil:
 		st["screenshot_error"] = capErr.Error()
 	}

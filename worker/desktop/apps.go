@@ -3,17 +3,18 @@ package desktop
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/internal/desktopentry"
+	"github.com/cua-host/cua-host/internal/safefile"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -415,9 +416,9 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 	case given > 1:
 		return nil, invalid("give only one of text, image_path and file_path")
 	case a.ImagePath != nil:
-		return d.clipboardWriteImage(ctx, *a.ImagePath)
+		return d.clipboardWriteImage(ctx, call, *a.ImagePath)
 	case a.FilePath != nil:
-		return d.clipboardWriteFile(ctx, *a.FilePath)
+		return d.clipboardWriteFile(ctx, call, *a.FilePath)
 	}
 	if len(*a.Text) > x11.MaxClipboardBytes {
 		return nil, invalid("text is %d bytes (at most %d)", len(*a.Text), x11.MaxClipboardBytes)
@@ -434,8 +435,8 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 }
 
 // clipboardWriteImage puts an image file on the clipboard, served as its own type.
-func (d *desk) clipboardWriteImage(ctx context.Context, path string) (*tool.Result, error) {
-	data, err := readClipboardFile("image_path", path, x11.MaxClipboardBytes)
+func (d *desk) clipboardWriteImage(ctx context.Context, call *tool.Call, path string) (*tool.Result, error) {
+	data, err := readClipboardFile(call, "image_path", path, x11.MaxClipboardBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -457,9 +458,11 @@ func (d *desk) clipboardWriteImage(ctx context.Context, path string) (*tool.Resu
 		Details: map[string]any{"route": "x11_selection", "bytes": len(data), "path": path}}, nil
 }
 
-// clipboardWriteFile puts a reference to a file on the clipboard (text/uri-list).
-func (d *desk) clipboardWriteFile(ctx context.Context, path string) (*tool.Result, error) {
-	if _, err := readClipboardFile("file_path", path, 0); err != nil {
+// clipboardWriteFile puts a reference to a file on the clipboard (text/uri-list). The
+// file is checked in the directory the call was authorized for; the reference is its
+// path, which whoever pastes it opens later, by path.
+func (d *desk) clipboardWriteFile(ctx context.Context, call *tool.Call, path string) (*tool.Result, error) {
+	if _, err := readClipboardFile(call, "file_path", path, 0); err != nil {
 		return nil, err
 	}
 	if err := d.b.ClipboardWriteFile(ctx, path); err != nil {
@@ -473,22 +476,31 @@ func (d *desk) clipboardWriteFile(ctx context.Context, path string) (*tool.Resul
 
 // readClipboardFile checks that path is an absolute, clean path of a regular file and
 // reads at most limit bytes of it (none for limit 0: only the checks). The authorizer
-// decided on the same path (a file read).
-func readClipboardFile(arg, path string, limit int) ([]byte, error) {
+// decided on the same path (a file read); the file is opened in the directory that
+// decision saw, held open (openFileDir), without following a symbolic link at its name.
+func readClipboardFile(call *tool.Call, arg, path string, limit int) ([]byte, error) {
 	switch {
 	case !filepath.IsAbs(path):
 		return nil, invalid("%s %q is not an absolute path", arg, path)
 	case filepath.Clean(path) != path:
 		return nil, invalid("%s %q is not clean (write it as %q)", arg, path, filepath.Clean(path))
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	dir, err := openFileDir(call, arg, path, "read")
 	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	f, err := dir.Open(filepath.Base(path))
+	switch {
+	case errors.Is(err, safefile.ErrNotRegular):
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s is not a regular file", arg, path)
+	case err != nil:
 		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s: %v", arg, path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s is not a regular file", arg, path)
+	if err != nil {
+		return nil, authz.Refuse(authz.CodeInvalidArguments, "%s %s: %v", arg, path, err)
 	}
 	if limit == 0 {
 		return nil, nil

@@ -160,9 +160,9 @@ func (c captureArgs) options() (x11.CaptureOptions, error) {
 	return o, nil
 }
 
-// imageResult returns a capture: the image as content, or, with outFile, written there
+// imageResult returns a capture: the image as content, or, with out, written there
 // instead (screenshot_file_path says where).
-func imageResult(text string, img *x11.Image, outFile string, extra map[string]any) (*tool.Result, error) {
+func imageResult(text string, img *x11.Image, out *outFile, extra map[string]any) (*tool.Result, error) {
 	st := map[string]any{
 		"width": img.Width, "height": img.Height, "scale": img.Scale,
 		"source": img.Source, "mime_type": img.MIMEType, "capture_route": img.Route,
@@ -170,12 +170,12 @@ func imageResult(text string, img *x11.Image, outFile string, extra map[string]a
 	for k, v := range extra {
 		st[k] = v
 	}
-	if outFile != "" {
-		if err := writeOutFile(outFile, img.Data); err != nil {
+	if out != nil {
+		if err := out.write(img.Data); err != nil {
 			return nil, err
 		}
-		st["screenshot_file_path"] = outFile
-		return &tool.Result{Content: []tool.Content{tool.Text(text + "; written to " + outFile)}, Structured: st}, nil
+		st["screenshot_file_path"] = out.path
+		return &tool.Result{Content: []tool.Content{tool.Text(text + "; written to " + out.path)}, Structured: st}, nil
 	}
 	return &tool.Result{Content: []tool.Content{tool.Text(text), tool.Image(img.Data, img.MIMEType)}, Structured: st}, nil
 }
@@ -201,10 +201,11 @@ func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result,
 	if err != nil {
 		return nil, err
 	}
-	outFile, err := outFilePath(a.ScreenshotOutFile)
+	out, err := openOutFile(call, a.ScreenshotOutFile)
 	if err != nil {
 		return nil, err
 	}
+	defer out.Close()
 	if call.Protected != nil {
 		opts.Hide = func(pid int, _ uint32) bool { return call.Protected(pid) }
 	}
@@ -230,7 +231,7 @@ func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result,
 			text += fmt.Sprintf("; %d windows", len(wins))
 		}
 	}
-	return imageResult(text, img, outFile, extra)
+	return imageResult(text, img, out, extra)
 }
 
 // zoomArgs are zoom's arguments.
@@ -277,7 +278,7 @@ func (d *desk) zoom(ctx context.Context, call *tool.Call) (*tool.Result, error) 
 		return nil, refusal(err)
 	}
 	text := fmt.Sprintf("window %d region %dx%d+%d+%d at full resolution", wid, r.Width, r.Height, r.X, r.Y) + maskedText(img)
-	return imageResult(text, img, "", map[string]any{"window_id": wid, "pid": pid, "region": r, "masked": maskedInfo(img)})
+	return imageResult(text, img, nil, map[string]any{"window_id": wid, "pid": pid, "region": r, "masked": maskedInfo(img)})
 }
 
 // mayShow decides which windows stacked above win a capture of win may show: those of

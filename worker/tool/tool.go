@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/internal/safefile"
 	"github.com/cua-host/cua-host/x11"
 )
 
@@ -80,6 +81,33 @@ type Call struct {
 	// exactly it. Nil for other tools and when a handler is called without the worker's
 	// authorizer.
 	Launch *Launch
+	// Files are the files the call's path arguments name, as the authorizer decided on
+	// them (File finds one by argument). Nil when the call names none or a handler is
+	// called without the worker's authorizer.
+	Files []File
+}
+
+// File is a file a call reads or writes, as the authorizer decided on it.
+type File struct {
+	// Arg is the argument that names the file.
+	Arg string
+	// Path is the canonical path the decision was made on; Arguments holds it too.
+	Path string
+	// Dir is the identity of Path's directory as the authorizer found it when it opened
+	// the directory without following symbolic links. A handler opens the directory the
+	// same way and reads or writes the file in it only while it is still this directory:
+	// a directory swapped for another, or for a link, since the decision is refused.
+	Dir safefile.ID
+}
+
+// File returns the decided file that argument arg names, or nil when there is none.
+func (c *Call) File(arg string) *File {
+	for i := range c.Files {
+		if c.Files[i].Arg == arg {
+			return &c.Files[i]
+		}
+	}
+	return nil
 }
 
 // Launch is the exact program a launch_app call was authorized to run.
@@ -165,7 +193,7 @@ type Session struct {
 	LaunchRootOf func(pid int) int
 
 	// mu guards the fields below.
-	mu       sync.Mutex
+	mu sync.Mutex
 	// launched maps each process the session launched (a child of the worker) to the
 	// program's own process (itself, or one inside the sandbox it started).
 	launched map[int]int
