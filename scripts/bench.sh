@@ -78,6 +78,9 @@ if want person; then
   echo "== the person's UI: consent dialog and Stop"
   bash scripts/bench-person.sh
   echo
+  echo "== the sandbox of launched programs"
+  bash scripts/bench-sandbox.sh
+  echo
 fi
 
 if want mcp && [ -f scripts/bench-mcp.sh ]; then
