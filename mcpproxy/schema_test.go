@@ -92,6 +92,9 @@ func structuredOf(t *testing.T, res *mcp.CallToolResult) any {
 	return v
 }
 
+// motionExample is the agent cursor's motion as the cursor tools report it.
+const motionExample = `{"start_handle":0.3,"end_handle":0.3,"arc_size":0.2,"arc_flow":0,"spring":0.5,"glide_duration_ms":120,"dwell_after_click_ms":80,"idle_hide_ms":3000,"turn_radius":8}`
+
 // successExamples are, per shipped tool, a successful result's structured value as the
 // tool builds it.
 var successExamples = map[string]string{
@@ -134,10 +137,10 @@ var successExamples = map[string]string{
 	"clipboard_read":           `{"supported":true,"types":["text/plain"],"privacy_sensitive":true,"content_redacted_from_telemetry":true,"text":null}`,
 	"clipboard_write":          `{"supported":true,"types":["text/plain"],"privacy_sensitive":true,"content_redacted_from_telemetry":true,"written_type":"text/plain"}`,
 	"set_agent_cursor_enabled": `{"session":"s","enabled":true}`,
-	"set_agent_cursor_motion":  `{"session":"s","motion":{"glide_duration_ms":120,"spring":0.5}}`,
+	"set_agent_cursor_motion":  `{"session":"s","motion":` + motionExample + `}`,
 	"set_agent_cursor_theme":   `{"session":"s","theme":{"id":"default","version":"1","profile":"p","reduced_motion":"on","fallback":null}}`,
-	"get_agent_cursor_state": `{"session":"s","enabled":false,"position":{"x":1.5,"y":2},"theme":{"id":"default"},` +
-		`"visual_state":{"requested_action":"idle","resolved_action":"idle","modifiers":[],"phase":"idle","frame":0,"preempted_count":0},"motion":{"spring":0.5}}`,
+	"get_agent_cursor_state": `{"session":"s","enabled":false,"position":{"x":1.5,"y":2},"theme":{"id":"cua.default","version":"1","profile":"p","reduced_motion":"auto","fallback":null},` +
+		`"visual_state":{"requested_action":"click","resolved_action":"idle","modifiers":[],"phase":"idle","frame":0,"preempted_count":0},"motion":` + motionExample + `}`,
 	"get_session": `{"session":"run","implicit":true,"state":"active","client_kind":"mcp","transport":"mcp_stdio","cursor_visible":false,` +
 		`"recording_active":false,"idle_seconds":0,"expires_in_seconds":3600,"label":"run","mode":"standard","expires_at":"2030-01-01T00:00:00Z",` +
 		`"idle_timeout":"30m0s","launched_pids":[],"consent_grants":0}`,

@@ -35,16 +35,17 @@ func OutputSchemaNames() []string {
 
 // Fragments shared by several schemas.
 const (
-	nullableString = `{"type":["string","null"]}`
+	nullableString = `{"anyOf":[{"type":"string"},{"type":"null"}]}`
 	// scopeState is the capture-scope part of the session tools' results.
 	scopeState = `"session":{"type":"string"},"capture_scope":{"type":"string","enum":["auto","window","desktop"]},` +
 		`"effective_scope":{"type":"string","enum":["window","desktop"]},"desktop_unlocked":{"type":"boolean"},` +
-		`"escalation_reason":` + nullableString + `,"escalation_detail":` + nullableString
+		`"escalation_reason":{"anyOf":[{"type":"string","enum":["ax_tree_pixel_mismatch","background_delivery_failed","foreground_ineffective","no_window_target","other"]},{"type":"null"}]},` +
+		`"escalation_detail":` + nullableString
 	scopeRequired = `"session","capture_scope","effective_scope","desktop_unlocked","escalation_reason","escalation_detail"`
 	// sessionSummary is a session or label in the contract's session-summary shape.
 	sessionSummary = `{"type":"object","required":["session","implicit","state","client_kind","transport","cursor_visible","recording_active","idle_seconds","expires_in_seconds"],"properties":{` +
 		`"session":{"type":"string"},"implicit":{"type":"boolean"},"state":{"type":"string","enum":["active","ending"]},` +
-		`"client_kind":{"type":"string"},"transport":{"type":"string"},"cursor_visible":{"type":"boolean"},"recording_active":{"type":"boolean"},` +
+		`"client_kind":{"type":"string","enum":["cli","direct","mcp","python_sdk","typescript_sdk"]},"transport":{"type":"string","enum":["cli","daemon","mcp_stdio","mcp_http"]},"cursor_visible":{"type":"boolean"},"recording_active":{"type":"boolean"},` +
 		`"idle_seconds":{"type":"integer","minimum":0},"expires_in_seconds":{"type":"integer","minimum":0}}}`
 	// capture is the part of the image results common to get_desktop_state and zoom.
 	capture = `"width":{"type":"integer","minimum":0},"height":{"type":"integer","minimum":0},"scale":{"type":"number"},` +
@@ -57,6 +58,17 @@ const (
 		`"elements_complete":{"type":"boolean"},"truncated":{"type":"boolean"},"degraded":{"type":"boolean"},"walk_ms":{"type":"number"},` +
 		`"screenshot_width":{"type":"integer"},"screenshot_height":{"type":"integer"},"screenshot_mime_type":{"type":"string"},` +
 		`"screenshot_masked":{"type":["object","null"]},"screenshot_file_path":{"type":"string"}}}`
+	// cursorMotion, cursorTheme and cursorVisual are the agent cursor's parts, in the
+	// contract's shape.
+	cursorMotion = `{"type":"object","required":["start_handle","end_handle","arc_size","arc_flow","spring","glide_duration_ms","dwell_after_click_ms","idle_hide_ms","turn_radius"],"properties":{` +
+		`"start_handle":{"type":"number"},"end_handle":{"type":"number"},"arc_size":{"type":"number"},"arc_flow":{"type":"number"},"spring":{"type":"number"},` +
+		`"glide_duration_ms":{"type":"number"},"dwell_after_click_ms":{"type":"number"},"idle_hide_ms":{"type":"number"},"turn_radius":{"type":"number"}}}`
+	cursorTheme = `{"type":"object","required":["id","version","profile","reduced_motion","fallback"],"properties":{` +
+		`"id":{"type":"string"},"version":{"type":"string"},"profile":{"type":"string"},"reduced_motion":{"type":"string","enum":["auto","on","off"]},"fallback":` + nullableString + `}}`
+	cursorAction = `{"type":"string","enum":["idle","observe","click","drag","scroll","text","key","navigate","app","transfer","record","system"]}`
+	cursorVisual = `{"type":"object","required":["requested_action","resolved_action","modifiers","phase","frame","preempted_count"],"properties":{` +
+		`"requested_action":` + cursorAction + `,"resolved_action":` + cursorAction + `,"modifiers":{"type":"array","items":{"type":"string"}},` +
+		`"phase":{"type":"string"},"frame":{"type":"integer","minimum":0},"preempted_count":{"type":"integer","minimum":0}}}`
 	clipboard = `"supported":{"type":"boolean"},"types":{"type":"array","items":{"type":"string"}},` +
 		`"privacy_sensitive":{"type":"boolean"},"content_redacted_from_telemetry":{"type":"boolean"}`
 )
@@ -88,9 +100,10 @@ var outputSchemas = map[string]string{
 	"verify_state": `{"type":"object","required":["status","stable","elapsed_ms","samples","predicates"],"properties":{` +
 		`"status":{"type":"string","enum":["satisfied","unsatisfied","unknown"]},"stable":{"type":"boolean"},` +
 		`"elapsed_ms":{"type":"integer","minimum":0},"samples":{"type":"integer","minimum":0},` +
-		`"predicates":{"type":"array","items":{"type":"object","required":["index","status"],"properties":{` +
+		`"predicates":{"type":"array","items":{"type":"object","required":["index","status","unknown_reason","observed_json"],"properties":{` +
 		`"index":{"type":"integer","minimum":0},"status":{"type":"string","enum":["satisfied","unsatisfied","unknown"]},` +
-		`"unknown_reason":` + nullableString + `,"observed_json":` + nullableString + `}}}}}`,
+		`"unknown_reason":{"anyOf":[{"type":"string","enum":["invalid_predicate","unsupported_predicate","untrusted_source","multi_match","target_missing","observation_unavailable","stability_unproven"]},{"type":"null"}]},` +
+		`"observed_json":` + nullableString + `}}}}}`,
 
 	// Applications and windows.
 	"launch_app": `{"type":"object","required":["effect","route","pid","executable","window_ids"],"properties":{` +
@@ -113,12 +126,12 @@ var outputSchemas = map[string]string{
 
 	// The agent cursor.
 	"set_agent_cursor_enabled": `{"type":"object","required":["session","enabled"],"properties":{"session":{"type":"string"},"enabled":{"type":"boolean"}}}`,
-	"set_agent_cursor_motion":  `{"type":"object","required":["session","motion"],"properties":{"session":{"type":"string"},"motion":{"type":"object"}}}`,
-	"set_agent_cursor_theme":   `{"type":"object","required":["session","theme"],"properties":{"session":{"type":"string"},"theme":{"type":"object"}}}`,
+	"set_agent_cursor_motion":  `{"type":"object","required":["session","motion"],"properties":{"session":{"type":"string"},"motion":` + cursorMotion + `}}`,
+	"set_agent_cursor_theme":   `{"type":"object","required":["session","theme"],"properties":{"session":{"type":"string"},"theme":` + cursorTheme + `}}`,
 	"get_agent_cursor_state": `{"type":"object","required":["session","enabled","position","theme","visual_state","motion"],"properties":{` +
 		`"session":{"type":"string"},"enabled":{"type":"boolean"},` +
 		`"position":{"type":"object","required":["x","y"],"properties":{"x":{"type":"number"},"y":{"type":"number"}}},` +
-		`"theme":{"type":"object"},"visual_state":{"type":"object"},"motion":{"type":"object"}}}`,
+		`"theme":` + cursorTheme + `,"visual_state":` + cursorVisual + `,"motion":` + cursorMotion + `}}`,
 
 	// The session and the worker.
 	"get_session": sessionSummary,
