@@ -226,6 +226,8 @@ func (b *Backend) closeSeats(ctx context.Context) {
 // probes with a grab of its own on the root, undone at once.
 func (d *Devices) WaitPointerFree(ctx context.Context, max time.Duration) error {
 	deadline := time.Now().Add(max)
+	// The manager usually lets go within a millisecond: poll soon, then less often.
+	pause := 250 * time.Microsecond
 	for {
 		r, err := xproto.GrabPointer(d.conn, false, d.b.root, 0, xproto.GrabModeAsync, xproto.GrabModeAsync,
 			xproto.WindowNone, xproto.CursorNone, xproto.TimeCurrentTime).Reply()
@@ -239,9 +241,10 @@ func (d *Devices) WaitPointerFree(ctx context.Context, max time.Duration) error 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: the pointer is still grabbed after %v", ErrTimeout, max)
 		}
-		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+		if err := sleepCtx(ctx, pause); err != nil {
 			return err
 		}
+		pause = min(2*pause, 5*time.Millisecond)
 	}
 }
 

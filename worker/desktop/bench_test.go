@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // BenchmarkInputTools measures window-targeted click and type_text through their handlers
 // on an xevlog window: resolution, activation of the already active window, the checks of
 // where the input lands, XTEST and the read-back. It reports the median and the 90th
-// percentile of the per-call latency.
+// percentile of the per-call latency. The _background cases are a session on a display
+// shared with a person, whose input goes through the session's own devices.
 func BenchmarkInputTools(b *testing.B) {
 	harness.Require(b)
 	be, err := x11.Open(b.Context(), x11.Options{})
@@ -27,26 +29,33 @@ func BenchmarkInputTools(b *testing.B) {
 	reg := tool.NewRegistry()
 	desktop.Register(reg, be, desktop.Options{})
 	xl := harness.StartXevlog(b, harness.XevlogOptions{Width: 300, Height: 200})
-	sess := ownSession("bench", "unrestricted")
+	own := ownSession("bench", "unrestricted")
+	shared := sharedSession("bench-background")
 	for _, bc := range []struct {
 		name string
 		args map[string]any
+		sess *tool.Session
 	}{
-		{"click", map[string]any{"x": 50, "y": 50}},
-		{"type_text", map[string]any{"text": "hello"}},
+		{"click", map[string]any{"x": 50, "y": 50}, own},
+		{"type_text", map[string]any{"text": "hello"}, own},
+		// On a display shared with a person: the session's own pointer and keyboard.
+		{"click_background", map[string]any{"x": 50, "y": 50}, shared},
+		{"type_text_background", map[string]any{"text": "hello"}, shared},
 	} {
+		sess := bc.sess
+		name, _, _ := strings.Cut(bc.name, "_background")
 		bc.args["pid"], bc.args["window_id"] = xl.PID, xl.Window
 		raw, err := json.Marshal(bc.args)
 		if err != nil {
 			b.Fatal(err)
 		}
-		tl, _ := reg.Lookup(bc.name)
+		tl, _ := reg.Lookup(name)
 		b.Run(bc.name, func(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(b.Context(), 10*time.Second)
 				start := time.Now()
-				_, err := tl.Handler(ctx, &tool.Call{Name: bc.name, Args: raw, Session: sess})
+				_, err := tl.Handler(ctx, &tool.Call{Name: name, Args: raw, Session: sess})
 				lat = append(lat, time.Since(start))
 				cancel()
 				if err != nil {
