@@ -32,9 +32,12 @@ type DialogConsentOptions struct {
 // ConsentDialog returns a consent provider that asks the person with a dialog window that
 // the host draws itself on the display (package personui): "Deny", "Allow once" (this call)
 // or "Allow for …" (GrantTTL). The window belongs to the host's process, which every
-// worker protects, so no session can click, type into, capture or stop it. No answer
-// within Timeout denies; a dialog that cannot be shown reports Unavailable, and the call is
-// refused with authorization_required. It never grants on error.
+// worker protects, so no session can click, type into, capture or stop it; the dialog
+// itself takes answers only from the person's input devices (on a display without any,
+// from any XTEST client but the sessions' own devices: personui.ProbeInput says which).
+// No answer within Timeout, or another window keeping itself over the dialog, denies; a
+// dialog that cannot be shown reports Unavailable, and the call is refused with
+// authorization_required. It never grants on error.
 func ConsentDialog(opts DialogConsentOptions) ConsentFunc {
 	if opts.GrantTTL == 0 {
 		opts.GrantTTL = 15 * time.Minute
@@ -50,6 +53,13 @@ func ConsentDialog(opts DialogConsentOptions) ConsentFunc {
 		switch {
 		case errors.Is(err, personui.ErrDisplay):
 			return ConsentDecision{Unavailable: true}
+		case errors.Is(err, personui.ErrCovered):
+			// Another window kept itself over the dialog: what the person saw, or where
+			// they clicked, cannot be trusted. The question is denied.
+			if opts.Logger != nil {
+				opts.Logger.Warn("the consent dialog stayed covered by another window: denied", "session", req.Session, "tool", req.Tool, "err", err)
+			}
+			return ConsentDecision{}
 		case err != nil:
 			return ConsentDecision{}
 		case ans == personui.AllowOnce:

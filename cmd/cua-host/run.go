@@ -225,22 +225,36 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 }
 
 // showIndicator shows the person, on the shared display, that an agent session is active,
-// with a Stop button that revokes it at once (the worker then ends the session's calls and
-// the proxy, and `run` shuts down). A display where the bar cannot be shown stops `run`:
-// the person would not know an agent is at work. --indicator=false turns it off.
+// with a Stop button and a stop key (personui.StopKey) that revoke it at once (the worker
+// then ends the session's calls and the proxy, and `run` shuts down). The bar keeps itself
+// above every other window; one that another window keeps covered revokes the sessions too,
+// since the person may no longer see it or reach Stop. A display where the bar cannot be
+// shown stops `run`: the person would not know an agent is at work. --indicator=false turns
+// it off.
 func showIndicator(ctx context.Context, h *host.Host, d *displaySetup, label, mode string, log *slog.Logger) (*personui.Indicator, error) {
 	var ind *personui.Indicator
-	ind, err := personui.NewIndicator(ctx, personui.Options{Display: d.facts.Name, XAuthority: d.xauthority(), Logger: log}, func() {
-		log.Info("the person pressed Stop: revoking every session")
+	revoke := func(why string) {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if _, err := h.RevokeAll(sctx); err != nil {
-			log.Warn("revoke on Stop", "err", err)
+			log.Warn("revoke every session", "why", why, "err", err)
 		}
 		ind.Set(nil) // no session is active any more
-	})
+	}
+	ind, err := personui.NewIndicator(ctx, personui.Options{Display: d.facts.Name, XAuthority: d.xauthority(), Logger: log},
+		func() {
+			log.Info("the person pressed Stop: revoking every session")
+			revoke("Stop")
+		},
+		func(reason string) {
+			log.Warn("the session indicator stays covered by another window: revoking every session", "reason", reason)
+			revoke("indicator covered")
+		})
 	if err != nil {
 		return nil, fmt.Errorf("show the session indicator on %s (--indicator=false turns it off): %w", d.facts.Name, err)
+	}
+	if ind.StopKey() == "" {
+		log.Warn("the stop key is not available on this display: Stop is click-only", "key", personui.StopKey)
 	}
 	ind.Set([]personui.Session{{Label: label, Mode: mode}})
 	return ind, nil

@@ -8,18 +8,20 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+	"github.com/jezek/xgb/xtest"
 )
 
 // mapObserver is an X client of the test's own that reports when a top-level window is
-// mapped, whoever's it is: a window manager frame, or the window itself without one. It does
-// not use this package.
+// mapped, whoever's it is: a window manager frame, or the window itself without one —
+// override-redirect windows (the indicator) only when asked for. It does not use this
+// package.
 type mapObserver struct {
 	x      *xgb.Conn
 	mapped chan time.Time
 	done   chan struct{}
 }
 
-func newMapObserver(tb testing.TB) *mapObserver {
+func newMapObserver(tb testing.TB, overrideRedirect bool) *mapObserver {
 	tb.Helper()
 	x, err := xgb.NewConnDisplay(testDisplay.Name())
 	if err != nil {
@@ -38,7 +40,7 @@ func newMapObserver(tb testing.TB) *mapObserver {
 			if ev == nil && xerr == nil {
 				return
 			}
-			if m, ok := ev.(xproto.MapNotifyEvent); ok && m.Event == root && !m.OverrideRedirect {
+			if m, ok := ev.(xproto.MapNotifyEvent); ok && m.Event == root && m.OverrideRedirect == overrideRedirect {
 				select {
 				case o.mapped <- time.Now():
 				default:
@@ -83,7 +85,7 @@ func reportP50(b *testing.B, name string, ds []time.Duration) {
 // Run: go test ./host/personui/ -run '^$' -bench Ask -benchtime 20x
 func BenchmarkAskMapped(b *testing.B) {
 	requireDisplay(b)
-	o := newMapObserver(b)
+	o := newMapObserver(b, false)
 	var mapped, shown []time.Duration
 	for b.Loop() {
 		o.drain()
@@ -112,11 +114,11 @@ func BenchmarkAskMapped(b *testing.B) {
 }
 
 // BenchmarkIndicatorSetMapped measures the time from Set with a session, on a hidden
-// indicator, to its frame being mapped as the observer sees it.
+// indicator, to its (override-redirect) window being mapped as the observer sees it.
 func BenchmarkIndicatorSetMapped(b *testing.B) {
 	requireDisplay(b)
-	o := newMapObserver(b)
-	ind, err := NewIndicator(b.Context(), testOptions(), func() {})
+	o := newMapObserver(b, true)
+	ind, err := NewIndicator(b.Context(), testOptions(), func() {}, func(string) {})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,4 +135,60 @@ func BenchmarkIndicatorSetMapped(b *testing.B) {
 		b.StartTimer()
 	}
 	reportP50(b, "mapped", mapped)
+}
+
+// BenchmarkStopKey measures the time from the stop key's press (Escape with Ctrl, Alt and
+// Shift held, sent with XTEST by a client of the benchmark's own: Xvfb has no physical
+// keyboard) to onStop.
+func BenchmarkStopKey(b *testing.B) {
+	requireDisplay(b)
+	stopped := make(chan time.Time, 1)
+	ind, err := NewIndicator(b.Context(), testOptions(), func() { stopped <- time.Now() }, func(string) {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ind.Close()
+	x, err := xgb.NewConnDisplay(testDisplay.Name())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	if err := xtest.Init(x); err != nil {
+		b.Fatal(err)
+	}
+	var mods []byte
+	for _, sym := range []xproto.Keysym{0xffe3, 0xffe9, 0xffe1} { // Control_L, Alt_L, Shift_L
+		k, err := keycodesOf(x, sym)
+		if err != nil || len(k) == 0 {
+			b.Fatalf("no keycode for 0x%x: %v", sym, err)
+		}
+		mods = append(mods, k[0])
+	}
+	esc, err := keycodesOf(x, keysymEscape)
+	if err != nil || len(esc) == 0 {
+		b.Fatalf("no keycode for Escape: %v", err)
+	}
+	key := func(typ, kc byte) { xtest.FakeInput(x, typ, kc, 0, 0, 0, 0, 0) }
+	for _, kc := range mods {
+		key(xproto.KeyPress, kc)
+	}
+	defer func() {
+		for _, kc := range mods {
+			key(xproto.KeyRelease, kc)
+		}
+		_, _ = xproto.GetInputFocus(x).Reply()
+	}()
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		key(xproto.KeyPress, esc[0])
+		key(xproto.KeyRelease, esc[0])
+		select {
+		case t := <-stopped:
+			lat = append(lat, t.Sub(start))
+		case <-time.After(5 * time.Second):
+			b.Fatal("onStop not called within 5 s of the stop key")
+		}
+	}
+	reportP50(b, "stopped", lat)
 }

@@ -20,13 +20,15 @@ var askSem = make(chan struct{}, 1)
 
 // Ask shows one consent dialog for req on the display opts name and returns the person's
 // answer. Only a click of the primary mouse button, pressed and released on the same
-// button at least ArmDelay after the dialog was last fully visible, answers; keys answer
-// nothing.
+// button at least ArmDelay after the dialog was last fully visible and top-most, by a
+// device the input rule accepts (see the package comment), answers; keys answer nothing.
 //
 // Every outcome that is not an allow click is Deny: the person's Deny click or closing the
-// window through the window manager (nil error), ctx ending before an answer (ErrNoAnswer wrapping ctx's error), or a
-// display that cannot be reached or does not map the window within 5 s (ErrDisplay). The
-// window is destroyed and the connection closed before Ask returns.
+// window through the window manager (nil error), ctx ending before an answer (ErrNoAnswer
+// wrapping ctx's error), another window staying over the dialog for CoverBudget although it
+// restacked itself (ErrCovered), or a display that cannot be reached or does not map the
+// window within 5 s (ErrDisplay). The window is destroyed and the connection closed before
+// Ask returns.
 //
 // Ask is safe for concurrent use; dialogs are shown one at a time, and a call waiting for
 // its turn still returns when ctx ends.
@@ -61,6 +63,7 @@ func Ask(ctx context.Context, opts Options, req Request) (Answer, error) {
 		return Deny, err
 	}
 	defer s.close()
+	s.raiseOverOwn = true
 	s.buttons = g.buttons
 	s.paint = func() { s.paintDialog(lines, g) }
 	xproto.MapWindow(s.c.x, s.win)
@@ -75,6 +78,10 @@ func Ask(ctx context.Context, opts Options, req Request) (Answer, error) {
 			if !s.mapped {
 				return Deny, fmt.Errorf("%w: dialog not mapped within %v", ErrDisplay, mapTimeout)
 			}
+		case <-s.coverDeadline():
+			if why, expired := s.coverExpired(); expired {
+				return Deny, fmt.Errorf("%w: %s", ErrCovered, why)
+			}
 		case ev, ok := <-s.events:
 			b, err := s.handle(ev, ok)
 			switch {
@@ -86,6 +93,9 @@ func Ask(ctx context.Context, opts Options, req Request) (Answer, error) {
 				return Deny, nil
 			case s.destroyed:
 				return Deny, fmt.Errorf("%w: the dialog was destroyed by another client", ErrDisplay)
+			}
+			if why, covered := s.afterEvent(); covered {
+				return Deny, fmt.Errorf("%w: %s", ErrCovered, why)
 			}
 		}
 	}

@@ -10,4 +10,7 @@ var (
 	ErrDisplay = errors.New("personui: display")
 	// ErrClosed is returned by an Indicator used after Close.
 	ErrClosed = errors.New("personui: closed")
+	// ErrCovered is returned with Deny when another window stayed over the dialog for
+	// longer than CoverBudget although the dialog restacked itself above it.
+	ErrCovered = errors.New("personui: covered by another window")
 )

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jezek/xgb/xproto"
 )
@@ -13,50 +14,75 @@ import (
 const indicatorTitle = "cua-host: agent sessions active"
 
 // Indicator is the bar at the top centre of the display that lists the active agent
-// sessions and offers a Stop button. It is hidden while the list is empty. It is drawn on
-// its own X connection by a goroutine of its own; its methods are safe for concurrent use.
+// sessions and offers a Stop button, and the stop key (StopKey) grabbed on the display. The
+// bar is hidden while the list is empty, and kept above every other window while shown. It
+// is drawn on its own X connection by a goroutine of its own; its methods are safe for
+// concurrent use.
 type Indicator struct {
-	s      *surface
-	onStop func()
+	s         *surface
+	onStop    func()
+	onCovered func(reason string)
+	keyOK     atomic.Bool // the stop key is grabbed (written by the loop once started)
 
-	update   chan struct{} // Set wakes the loop (capacity 1)
-	stopSig  chan struct{} // the loop wakes the notifier (capacity 1)
-	done     chan struct{} // closed by Close
-	loopDone chan struct{} // closed when the loop has returned
-	cbDone   chan struct{} // closed when the notifier has returned
+	update    chan struct{} // Set wakes the loop (capacity 1)
+	notifySig chan struct{} // the loop wakes the notifier (capacity 1)
+	done      chan struct{} // closed by Close
+	loopDone  chan struct{} // closed when the loop has returned
+	cbDone    chan struct{} // closed when the notifier has returned
 
 	closeOnce sync.Once
 
 	// mu guards the fields below.
 	mu       sync.Mutex
 	sessions []Session // the latest Set, not yet applied when dirty
-	stops    int       // Stop clicks not yet handed to onStop
+	stops    int       // Stop presses not yet handed to onStop
+	covers   []string  // covers not yet handed to onCovered
 }
 
-// NewIndicator connects to the display and prepares the indicator, hidden. ctx bounds the
-// connection and setup only. onStop is called once for each click on Stop (pressed and
-// released on it, ArmDelay after the bar was last fully visible and in place), one call at
-// a time, on a goroutine of the Indicator's; it may call Set but must not call Close,
-// which waits for it. The caller closes the Indicator.
-func NewIndicator(ctx context.Context, opts Options, onStop func()) (*Indicator, error) {
-	if onStop == nil {
-		panic("personui: NewIndicator with a nil onStop")
+// NewIndicator connects to the display and prepares the indicator, hidden, and grabs the
+// stop key. ctx bounds the connection and setup only.
+//
+// onStop is called once for each press of Stop: a click on the button (pressed and released
+// on it, ArmDelay after the bar was last fully visible, top-most and in place) or a press of
+// StopKey, by a device the input rule accepts (see the package comment). onCovered is called
+// when the shown bar stayed under another window for CoverBudget although it restacked
+// itself above it (or something kept raising itself over it), with what covers it: the
+// person may no longer see the bar or reach Stop, so the caller should end the sessions as
+// Stop would. Both run one call at a time (Stop presses first) on a goroutine of the
+// Indicator's; they may call Set but must not call Close, which waits for them. When the stop key cannot be grabbed (another program holds it) the bar
+// says Stop is click-only and a warning is logged. The caller closes the Indicator.
+func NewIndicator(ctx context.Context, opts Options, onStop func(), onCovered func(reason string)) (*Indicator, error) {
+	if onStop == nil || onCovered == nil {
+		panic("personui: NewIndicator with a nil onStop or onCovered")
 	}
 	var g indicatorGeometry
 	s, err := newSurface(ctx, opts, func(c *conn, f, b font) windowSpec {
-		g = measureIndicator(layoutIndicator(nil), f, int(c.screen.WidthInPixels))
+		g = measureIndicator(layoutIndicator(nil)+stopHint(true), f, int(c.screen.WidthInPixels))
 		return windowSpec{title: indicatorTitle, x: g.x, y: g.y, w: g.w, h: g.h,
-			windowType: "_NET_WM_WINDOW_TYPE_DOCK"}
+			windowType: "_NET_WM_WINDOW_TYPE_DOCK", overrideRedirect: true}
 	})
 	if err != nil {
 		return nil, err
 	}
-	ind := &Indicator{s: s, onStop: onStop,
-		update: make(chan struct{}, 1), stopSig: make(chan struct{}, 1), done: make(chan struct{}),
+	ind := &Indicator{s: s, onStop: onStop, onCovered: onCovered,
+		update: make(chan struct{}, 1), notifySig: make(chan struct{}, 1), done: make(chan struct{}),
 		loopDone: make(chan struct{}), cbDone: make(chan struct{})}
+	ok, why := s.grabStopKey()
+	if ind.keyOK.Store(ok); !ok {
+		s.log.Warn("personui: the stop key is not available: Stop is click-only", "key", StopKey, "why", why)
+	}
 	go ind.loop(g)
 	go ind.notify()
 	return ind, nil
+}
+
+// StopKey returns the key combination that presses Stop, or "" when the Indicator could not
+// grab it and Stop is click-only.
+func (ind *Indicator) StopKey() string {
+	if ind.keyOK.Load() {
+		return StopKey
+	}
+	return ""
 }
 
 // Set shows sessions (a copy is kept), or hides the bar when there are none. It never
@@ -70,6 +96,13 @@ func (ind *Indicator) Set(sessions []Session) {
 	case ind.update <- struct{}{}:
 	default:
 	}
+}
+
+// latest returns the session list of the latest Set.
+func (ind *Indicator) latest() []Session {
+	ind.mu.Lock()
+	defer ind.mu.Unlock()
+	return ind.sessions
 }
 
 // Close removes the bar and closes its connection, waiting for a running onStop to return.
@@ -106,8 +139,9 @@ func (ind *Indicator) loop(g indicatorGeometry) {
 				}
 				continue
 			}
-			text = layoutIndicator(sessions)
-			s.setTitle(indicatorTitle + ": " + strings.TrimPrefix(text, indicatorHead))
+			list := layoutIndicator(sessions)
+			s.setTitle(indicatorTitle + ": " + strings.TrimPrefix(list, indicatorHead))
+			text = list + stopHint(ind.keyOK.Load())
 			ng := measureIndicator(text, g.font, int(s.c.screen.WidthInPixels))
 			if ng.w != g.w || ng.h != g.h {
 				s.setSizeHints(ng.x, ng.y, ng.w, ng.h)
@@ -122,6 +156,10 @@ func (ind *Indicator) loop(g indicatorGeometry) {
 				mapped = true
 			}
 			s.redraw()
+		case <-s.coverDeadline():
+			if why, covered := s.coverExpired(); covered {
+				ind.covered(why)
+			}
 		case ev, ok := <-s.events:
 			b, err := s.handle(ev, ok)
 			if err != nil {
@@ -129,36 +167,67 @@ func (ind *Indicator) loop(g indicatorGeometry) {
 				<-ind.done
 				return
 			}
-			if b != nil {
-				ind.mu.Lock()
-				ind.stops++
-				ind.mu.Unlock()
-				select {
-				case ind.stopSig <- struct{}{}:
-				default:
+			if b != nil || s.stopKeys > 0 {
+				n := s.stopKeys
+				if b != nil {
+					n++
 				}
+				s.stopKeys = 0
+				ind.post(func() { ind.stops += n })
+			}
+			if s.keymapChanged && ind.keyOK.Load() {
+				if ok, why := s.regrabStopKey(); !ok {
+					s.log.Warn("personui: the stop key is lost after a keyboard map change: Stop is click-only", "key", StopKey, "why", why)
+					ind.keyOK.Store(false)
+					ind.Set(ind.latest()) // lay the bar out again with the new hint
+				}
+			}
+			if why, covered := s.afterEvent(); covered {
+				ind.covered(why)
 			}
 		}
 	}
 }
 
-// notify calls onStop once per Stop click, in order, one at a time.
+// covered hands a cover of the bar to onCovered.
+func (ind *Indicator) covered(why string) {
+	ind.s.log.Warn("personui: the indicator stays covered", "window", ind.s.win, "why", why)
+	ind.post(func() { ind.covers = append(ind.covers, why) })
+}
+
+// post changes the notifier's queue under mu and wakes the notifier.
+func (ind *Indicator) post(change func()) {
+	ind.mu.Lock()
+	change()
+	ind.mu.Unlock()
+	select {
+	case ind.notifySig <- struct{}{}:
+	default:
+	}
+}
+
+// notify calls onStop once per Stop press and onCovered once per cover, one at a time,
+// Stop presses first.
 func (ind *Indicator) notify() {
 	defer close(ind.cbDone)
 	for {
 		select {
 		case <-ind.done:
 			return
-		case <-ind.stopSig:
+		case <-ind.notifySig:
 		}
 		for {
 			ind.mu.Lock()
-			n := ind.stops
-			if n > 0 {
+			stop, cover := ind.stops > 0, ""
+			switch {
+			case stop:
 				ind.stops--
+			case len(ind.covers) > 0:
+				cover = ind.covers[0]
+				ind.covers = ind.covers[1:]
 			}
 			ind.mu.Unlock()
-			if n == 0 {
+			if !stop && cover == "" {
 				break
 			}
 			select {
@@ -166,7 +235,11 @@ func (ind *Indicator) notify() {
 				return
 			default:
 			}
-			ind.onStop()
+			if stop {
+				ind.onStop()
+			} else {
+				ind.onCovered(cover)
+			}
 		}
 	}
 }

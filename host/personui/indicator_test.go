@@ -9,20 +9,35 @@ import (
 	"time"
 )
 
-// startIndicator starts an Indicator whose Shown reports and Stop clicks the test reads.
-func startIndicator(t *testing.T) (*Indicator, <-chan Shown, *atomic.Int32) {
+// indicatorRun is an Indicator with what it reported: each Shown, the Stop presses and the
+// covers.
+type indicatorRun struct {
+	ind    *Indicator
+	shown  chan Shown
+	stops  atomic.Int32
+	covers chan string
+}
+
+// startIndicatorWith starts an Indicator with opts (OnShown is the run's), closed at cleanup.
+func startIndicatorWith(t *testing.T, opts Options) *indicatorRun {
 	t.Helper()
 	requireDisplay(t)
-	shown := make(chan Shown, 64)
-	var stops atomic.Int32
-	opts := testOptions()
-	opts.OnShown = func(s Shown) { shown <- s }
-	ind, err := NewIndicator(t.Context(), opts, func() { stops.Add(1) })
+	r := &indicatorRun{shown: make(chan Shown, 64), covers: make(chan string, 16)}
+	opts.OnShown = func(s Shown) { r.shown <- s }
+	ind, err := NewIndicator(t.Context(), opts, func() { r.stops.Add(1) }, func(why string) { r.covers <- why })
 	if err != nil {
 		t.Fatalf("NewIndicator: %v", err)
 	}
+	r.ind = ind
 	t.Cleanup(func() { ind.Close() })
-	return ind, shown, &stops
+	return r
+}
+
+// startIndicator starts an Indicator whose Shown reports and Stop presses the test reads.
+func startIndicator(t *testing.T) (*Indicator, <-chan Shown, *atomic.Int32) {
+	t.Helper()
+	r := startIndicatorWith(t, testOptions())
+	return r.ind, r.shown, &r.stops
 }
 
 // latestShown waits for a Shown and then drains any that follow within settle.

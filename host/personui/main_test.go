@@ -18,7 +18,7 @@ import (
 
 // The desktop tests run against a private Xvfb with openbox. Their oracles are programs
 // independent of this package: xprop, xwininfo and xdotool.
-var testPrograms = []string{"Xvfb", "openbox", "xdotool", "xprop", "xwininfo", "wmctrl"}
+var testPrograms = []string{"Xvfb", "openbox", "xdotool", "xprop", "xwininfo", "wmctrl", "xinput", "xterm"}
 
 var (
 	testDisplay *display.Display

@@ -10,14 +10,22 @@ import (
 // one of its buttons counts.
 const ArmDelay = 500 * time.Millisecond
 
+// CoverBudget is how long a window may stay less than top-most over its whole area after a
+// change of the display's stacking before it gives up: the dialog answers Deny, the
+// indicator reports the cover (NewIndicator's onCovered).
+const CoverBudget = 100 * time.Millisecond
+
 // Options say where to draw. They are explicit: the package never reads DISPLAY or
 // XAUTHORITY from the environment.
 type Options struct {
 	// Display is the X display name, ":N" or ":N.S" (also "unix:N"); only local displays
 	// are supported.
 	Display string
-	// XAuthority is the Xauthority file holding the display's MIT-MAGIC-COOKIE-1; empty
-	// connects without a cookie (for a server that admits the user by other means).
+	// XAuthority is the Xauthority file holding the display's MIT-MAGIC-COOKIE-1. Empty, a
+	// file that does not exist or cannot be read, or one without an entry for the display
+	// connects without a cookie, as Xlib does (a server started without -auth, or one that
+	// admits the user by other means, expects none); when the server then refuses, the
+	// error says why no cookie was sent.
 	XAuthority string
 	// OnShown, when set, is called each time a window becomes fully visible in a new place
 	// (first mapped, uncovered, moved or resized), with the window and its button
@@ -27,6 +35,12 @@ type Options struct {
 	OnShown func(Shown)
 	// Logger receives debug lines; nil discards.
 	Logger *slog.Logger
+
+	// physicalForTest, when set, makes the slave devices whose names it accepts count as
+	// physical input devices whatever they are (an XTEST slave included): tests use it to
+	// stand for a person's mouse on a server that has none. It is unexported so that nothing
+	// outside this package's tests — no flag, no environment variable — can set it.
+	physicalForTest func(name string) bool
 }
 
 func (o Options) logger() *slog.Logger {

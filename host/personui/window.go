@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+
+	"github.com/cua-host/cua-host/internal/xinput2"
 )
 
 // closeGrace bounds the graceful close of a connection (xgb flushes with a round trip);
@@ -23,6 +26,8 @@ type windowSpec struct {
 	x, y, w, h int
 	// windowType is the _NET_WM_WINDOW_TYPE atom name.
 	windowType string
+	// overrideRedirect makes a window no window manager manages (the indicator).
+	overrideRedirect bool
 }
 
 // placed is a button at its place in window coordinates.
@@ -31,9 +36,10 @@ type placed struct {
 	rect Rect
 }
 
-// surface is one top-level window of ours: its connection, fonts, colours, buttons and
-// the click gate. Every method runs on the goroutine that owns the surface (Ask's, or the
-// Indicator's loop); the event reader goroutine only forwards events.
+// surface is one top-level window of ours: its connection, fonts, colours, buttons, the
+// click gate, the input rule and the stacking watch. Every method runs on the goroutine that
+// owns the surface (Ask's, or the Indicator's loop); the event reader goroutine only
+// forwards events.
 type surface struct {
 	c       *conn
 	log     *slog.Logger
@@ -47,12 +53,13 @@ type surface struct {
 	w, h    int
 	buttons []placed
 	paint   func() // draws the whole window
+	// raiseOverOwn: when the window is obscured, raise it even above this process's other
+	// windows (the dialog does, over the indicator; the indicator never fights the dialog).
+	raiseOverOwn bool
 
-	events     chan xgb.Event // forwarded by the reader; closed when the connection ends
-	stopReader chan struct{}  // closed to stop the reader
-	readerDone chan struct{}  // closed when the reader has returned
-
-	lastRaise time.Time // when raise last asked to be put back on top
+	events     chan any      // forwarded by the reader; closed when the connection ends
+	stopReader chan struct{} // closed to stop the reader
+	readerDone chan struct{} // closed when the reader has returned
 
 	// mapped: a MapNotify came and no UnmapNotify since. deleted: the window manager
 	// asked us to close the window (the person closed it). destroyed: another client
@@ -64,12 +71,41 @@ type surface struct {
 	// The click gate. unobscured: the last VisibilityNotify said Unobscured and no unmap
 	// came since. armed: a server timestamp taken after the window last became unobscured
 	// or moved has come back; presses count from armAt on. originX/Y: the window's root
-	// position when it was armed. pressed: the button the counted press was on, or -1.
-	unobscured       bool
-	armed            bool
-	armAt            xproto.Timestamp
-	originX, originY int
-	pressed          int
+	// position when it was armed. pressed: the button the counted press was on, or -1;
+	// pressedDev and pressedSrc: the master and slave devices of that press.
+	unobscured             bool
+	armed                  bool
+	armAt                  xproto.Timestamp
+	originX, originY       int
+	pressed                int
+	pressedDev, pressedSrc uint16
+
+	// The input rule (input.go). xiOpcode: XInputExtension's major opcode. inputStale: the
+	// device hierarchy changed since input was read.
+	xiOpcode        byte
+	input           *inputTable
+	inputStale      bool
+	physicalForTest func(string) bool
+
+	// The stop key (the indicator's, key.go): the keycodes grabbed on the root, and the key
+	// presses that count, not yet taken by the owner. keymapChanged: a MappingNotify for the
+	// keyboard came.
+	stopKeycodes  []byte
+	stopKeys      int
+	keymapChanged bool
+
+	// The stacking watch (stacking.go). top: the root's child holding the window (the
+	// window manager's frame, or the window). topOR: top was given the override-redirect
+	// attribute. stackDirty: the root's children changed since the last check, made at
+	// lastCheck. cover: what the checks found. restacks: when the surface restacked itself
+	// within the last fightWindow; fightReported: when a fight was last reported.
+	top           xproto.Window
+	topOR         bool
+	stackDirty    bool
+	lastCheck     time.Time
+	cover         coverState
+	restacks      []time.Time
+	fightReported time.Time
 }
 
 // atomNames are interned once per surface.
@@ -81,6 +117,9 @@ var atomNames = []string{
 	"_NET_WM_DESKTOP", "_CUA_HOST_STAMP",
 }
 
+// xiRequired is what a window needs of the server to tell who answers it.
+const xiRequired = "XInput 2.2 (the windows read answers as XI2 events, which carry the source device)"
+
 // newSurface connects, creates the window described by spec (unmapped) and starts the
 // event reader. The caller closes the surface.
 func newSurface(ctx context.Context, opts Options, spec func(c *conn, f, b font) windowSpec) (_ *surface, err error) {
@@ -88,8 +127,8 @@ func newSurface(ctx context.Context, opts Options, spec func(c *conn, f, b font)
 	if err != nil {
 		return nil, err
 	}
-	s := &surface{c: c, log: opts.logger(), onShown: opts.OnShown, pressed: -1,
-		events: make(chan xgb.Event, 64), stopReader: make(chan struct{}), readerDone: make(chan struct{})}
+	s := &surface{c: c, log: opts.logger(), onShown: opts.OnShown, pressed: -1, physicalForTest: opts.physicalForTest,
+		events: make(chan any, 64), stopReader: make(chan struct{}), readerDone: make(chan struct{})}
 	go s.read()
 	defer func() {
 		if err != nil {
@@ -102,6 +141,15 @@ func newSurface(ctx context.Context, opts Options, spec func(c *conn, f, b font)
 
 	if s.atoms, err = internAtoms(c.x, atomNames); err != nil {
 		return nil, s.setupErr(ctx, "intern atoms", err)
+	}
+	if err = xinput2.Init(c.x); err != nil {
+		return nil, s.setupErr(ctx, xiRequired, err)
+	}
+	c.x.ExtLock.RLock()
+	s.xiOpcode = c.x.Extensions[xinput2.Extension]
+	c.x.ExtLock.RUnlock()
+	if s.input, err = loadInputs(c, s.physicalForTest); err != nil {
+		return nil, s.setupErr(ctx, "list input devices", err)
 	}
 	if s.font, err = openFont(c.x, regularFonts); err != nil {
 		return nil, s.setupErr(ctx, "open font", err)
@@ -118,16 +166,36 @@ func newSurface(ctx context.Context, opts Options, spec func(c *conn, f, b font)
 	if s.win, err = xproto.NewWindowId(c.x); err != nil {
 		return nil, s.setupErr(ctx, "window id", err)
 	}
-	// Key events are not selected: no key can reach the window's logic.
-	mask := uint32(xproto.EventMaskExposure | xproto.EventMaskButtonPress | xproto.EventMaskButtonRelease |
-		xproto.EventMaskStructureNotify | xproto.EventMaskVisibilityChange | xproto.EventMaskPropertyChange)
+	// Neither keys nor core button events are selected: buttons come as XI2 events, which
+	// name their source device, and no key reaches the window's logic.
+	mask := uint32(xproto.EventMaskExposure | xproto.EventMaskStructureNotify |
+		xproto.EventMaskVisibilityChange | xproto.EventMaskPropertyChange)
+	or := uint32(0)
+	if ws.overrideRedirect {
+		or = 1
+	}
 	if err = xproto.CreateWindowChecked(c.x, c.screen.RootDepth, s.win, c.screen.Root,
 		int16(ws.x), int16(ws.y), uint16(ws.w), uint16(ws.h), 0, xproto.WindowClassInputOutput,
-		c.screen.RootVisual, xproto.CwBackPixel|xproto.CwBorderPixel|xproto.CwEventMask,
-		[]uint32{s.pix.bg, s.pix.accent, mask}).Check(); err != nil {
+		c.screen.RootVisual, xproto.CwBackPixel|xproto.CwBorderPixel|xproto.CwOverrideRedirect|xproto.CwEventMask,
+		[]uint32{s.pix.bg, s.pix.accent, or, mask}).Check(); err != nil {
 		return nil, s.setupErr(ctx, "create window", err)
 	}
+	s.setTop(s.win)
 	s.setProperties(ws)
+	// Buttons of every master pointer on the window; changes of the device hierarchy and
+	// of the stacking of every top-level window on the root.
+	if err = xinput2.SelectEvents(c.x, s.win, xinput2.AllMasterDevices,
+		xinput2.Mask(xinput2.EventButtonPress, xinput2.EventButtonRelease)); err != nil {
+		return nil, s.setupErr(ctx, "select XI2 button events", err)
+	}
+	if err = xinput2.SelectEvents(c.x, c.screen.Root, xinput2.AllDevices,
+		xinput2.Mask(xinput2.EventHierarchyChanged)); err != nil {
+		return nil, s.setupErr(ctx, "select XI2 hierarchy events", err)
+	}
+	if err = xproto.ChangeWindowAttributesChecked(c.x, c.screen.Root, xproto.CwEventMask,
+		[]uint32{xproto.EventMaskSubstructureNotify}).Check(); err != nil {
+		return nil, s.setupErr(ctx, "watch the stacking of the root's children", err)
+	}
 	if s.gc, err = xproto.NewGcontextId(c.x); err != nil {
 		return nil, s.setupErr(ctx, "gc id", err)
 	}
@@ -160,8 +228,17 @@ func (s *surface) read() {
 			s.log.Debug("personui: x error", "error", xerr)
 			continue
 		}
+		var fwd any = ev
+		if _, ok := ev.(xproto.GeGenericEvent); ok {
+			// The whole event waits in the EventConn, in the same order.
+			ge, ok := s.c.ev.Next()
+			if !ok {
+				continue
+			}
+			fwd = ge
+		}
 		select {
-		case s.events <- ev:
+		case s.events <- fwd:
 		case <-s.stopReader:
 			return
 		}
@@ -173,6 +250,12 @@ func (s *surface) read() {
 // not answer gets its socket closed after closeGrace. The window is gone from the server
 // once close returns, unless the server stopped answering.
 func (s *surface) close() {
+	if s.top != 0 {
+		ownTops.Delete(s.top)
+	}
+	if s.cover.timer != nil {
+		s.cover.timer.Stop()
+	}
 	if s.win != 0 {
 		xproto.DestroyWindow(s.c.x, s.win)
 		// A round trip, so the destroy has been processed when close returns.
@@ -274,14 +357,17 @@ func internAtoms(x *xgb.Conn, names []string) (map[string]xproto.Atom, error) {
 // errConnClosed reports a connection that ended under a surface.
 var errConnClosed = errors.New("connection to the display closed")
 
-// handle applies one event to the gate and the drawing. It returns the button released
-// on with a counted click, or nil. It reports errConnClosed when ev is nil (the reader
-// ended).
-func (s *surface) handle(ev xgb.Event, ok bool) (*placed, error) {
+// handle applies one event to the gate, the drawing and the stacking watch. It returns the
+// button released on with a counted click, or nil. It reports errConnClosed when ev is nil
+// (the reader ended). A counted press of the stop key adds to s.stopKeys.
+func (s *surface) handle(ev any, ok bool) (*placed, error) {
 	if !ok {
 		return nil, errConnClosed
 	}
+	root := s.c.screen.Root
 	switch e := ev.(type) {
+	case xinput2.GenericEvent:
+		return s.handleXI(e), nil
 	case xproto.ExposeEvent:
 		if e.Count == 0 {
 			s.redraw()
@@ -289,13 +375,20 @@ func (s *surface) handle(ev xgb.Event, ok bool) (*placed, error) {
 	case xproto.VisibilityNotifyEvent:
 		s.unobscured = e.State == xproto.VisibilityUnobscured
 		s.disarm("visibility")
-		if s.unobscured {
+		switch {
+		case s.unobscured && !s.cover.covered:
 			s.requestStamp()
-		} else {
-			s.raise()
+		case !s.unobscured:
+			s.stackDirty = true
+			if s.raiseOverOwn {
+				s.restack(nil)
+			}
 		}
 	case xproto.MapNotifyEvent:
-		s.mapped = true
+		if e.Event == s.win {
+			s.mapped = true
+		}
+		s.stackDirty = true
 	case xproto.ClientMessageEvent:
 		if e.Type == s.atoms["WM_PROTOCOLS"] && e.Format == 32 &&
 			xproto.Atom(e.Data.Data32[0]) == s.atoms["WM_DELETE_WINDOW"] {
@@ -307,68 +400,128 @@ func (s *surface) handle(ev xgb.Event, ok bool) (*placed, error) {
 			s.unobscured = false
 			s.disarm("destroyed")
 		}
+		s.stackDirty = true
 	case xproto.UnmapNotifyEvent:
-		s.mapped = false
-		s.unobscured = false
-		s.disarm("unmapped")
+		if e.Event == s.win {
+			s.mapped = false
+			s.unobscured = false
+			s.disarm("unmapped")
+		}
+		s.stackDirty = true
+	case xproto.ReparentNotifyEvent:
+		if e.Event == s.win {
+			if top, err := s.findTop(); err == nil {
+				s.setTop(top)
+			}
+		}
+		s.stackDirty = true
+	case xproto.CirculateNotifyEvent, xproto.GravityNotifyEvent:
+		s.stackDirty = true
 	case xproto.ConfigureNotifyEvent:
-		if e.Window != s.win {
+		if e.Event == root {
+			s.stackDirty = true
+		}
+		// Our window resized or moved, or its frame moved (which moves it).
+		if e.Window != s.win && (e.Window != s.top || e.Event != root) {
 			break
 		}
-		resized := int(e.Width) != s.w || int(e.Height) != s.h
-		s.w, s.h = int(e.Width), int(e.Height)
+		resized := e.Window == s.win && (int(e.Width) != s.w || int(e.Height) != s.h)
+		if e.Window == s.win {
+			s.w, s.h = int(e.Width), int(e.Height)
+		}
 		if x, y, err := s.origin(); err == nil && (resized || x != s.originX || y != s.originY) {
 			s.originX, s.originY = x, y
 			s.disarm("moved")
-			if s.unobscured {
+			if s.unobscured && !s.cover.covered {
 				s.requestStamp()
 			}
 		}
 	case xproto.PropertyNotifyEvent:
-		if e.Atom == s.atoms["_CUA_HOST_STAMP"] && s.unobscured && !s.armed {
+		if e.Atom == s.atoms["_CUA_HOST_STAMP"] && s.unobscured && !s.armed && !s.cover.covered {
 			s.arm(e.Time)
 		}
-	case xproto.ButtonPressEvent:
-		if e.Detail != 1 {
-			return nil, nil
-		}
-		s.pressed = -1
-		if !s.open(e.Time) {
-			s.log.Debug("personui: press ignored", "window", s.win, "armed", s.armed, "unobscured", s.unobscured)
-			return nil, nil
-		}
-		s.pressed = s.hit(int(e.EventX), int(e.EventY))
-	case xproto.ButtonReleaseEvent:
-		if e.Detail != 1 {
-			return nil, nil
-		}
-		i := s.pressed
-		s.pressed = -1
-		if i >= 0 && s.open(e.Time) && s.hit(int(e.EventX), int(e.EventY)) == i {
-			return &s.buttons[i], nil
+	case xproto.MappingNotifyEvent:
+		if e.Request == xproto.MappingKeyboard {
+			s.keymapChanged = true
 		}
 	}
 	return nil, nil
 }
 
-// raiseEvery limits how often a covered window asks to be put back on top, so that a
-// client raising itself in a loop cannot make the two of them spin.
-const raiseEvery = 200 * time.Millisecond
+// handleXI applies one XI2 event: a button of a master pointer on the window, a key of the
+// stop-key grab on the root, or a change of the device hierarchy.
+func (s *surface) handleXI(ge xinput2.GenericEvent) *placed {
+	if ge.Extension != s.xiOpcode {
+		return nil
+	}
+	switch ge.Type {
+	case xinput2.EventHierarchyChanged:
+		s.inputStale = true
+		return nil
+	case xinput2.EventButtonPress, xinput2.EventButtonRelease, xinput2.EventKeyPress:
+	default:
+		return nil
+	}
+	e, err := xinput2.ParseDeviceEvent(ge.Data)
+	if err != nil {
+		s.log.Debug("personui: malformed XI2 event", "error", err)
+		return nil
+	}
+	switch e.Type {
+	case xinput2.EventKeyPress:
+		if e.Event == s.c.screen.Root && slices.Contains(s.stopKeycodes, byte(e.Detail)) &&
+			e.Flags&xinput2.FlagKeyRepeat == 0 && s.acceptInput(e) {
+			s.stopKeys++
+		}
+	case xinput2.EventButtonPress:
+		if e.Event != s.win || e.Detail != 1 || !s.acceptInput(e) {
+			return nil
+		}
+		s.pressed = -1
+		if !s.open(e.Time) {
+			s.log.Debug("personui: press ignored", "window", s.win, "armed", s.armed, "unobscured", s.unobscured, "covered", s.cover.covered)
+			return nil
+		}
+		s.pressed, s.pressedDev, s.pressedSrc = s.hit(e.EventX, e.EventY), e.Device, e.Source
+	case xinput2.EventButtonRelease:
+		if e.Event != s.win || e.Detail != 1 || e.Device != s.pressedDev || s.pressed < 0 {
+			return nil
+		}
+		i := s.pressed
+		s.pressed = -1
+		if e.Source == s.pressedSrc && s.acceptInput(e) && s.open(e.Time) && s.hit(e.EventX, e.EventY) == i {
+			return &s.buttons[i]
+		}
+	}
+	return nil
+}
 
-// raise asks to be restacked above every sibling. A managed window's request goes to the
-// window manager, which keeps it inside the window's layer: measured with openbox, it puts
-// the window back above a normal or an "above" window that covered it, but not above a
-// focused full-screen window.
-func (s *surface) raise() {
-	if now := time.Now(); now.Sub(s.lastRaise) >= raiseEvery {
-		s.lastRaise = now
-		xproto.ConfigureWindow(s.c.x, s.win, xproto.ConfigWindowStackMode, []uint32{xproto.StackModeAbove})
+// acceptInput applies the input rule to an XI2 event, reading the devices again when the
+// hierarchy changed or the source is new. It refuses when the devices cannot be read.
+func (s *surface) acceptInput(e xinput2.DeviceEvent) bool {
+	for attempt := 0; ; attempt++ {
+		if s.inputStale || attempt == 1 {
+			t, err := loadInputs(s.c, s.physicalForTest)
+			if err != nil {
+				s.log.Debug("personui: input ignored: the devices cannot be read", "error", err)
+				return false
+			}
+			s.input, s.inputStale = t, false
+		}
+		ok, known, why := s.input.accept(e.Device, e.Source)
+		if !known && attempt == 0 {
+			continue
+		}
+		if !ok {
+			s.log.Debug("personui: input ignored", "window", s.win, "device", e.Device, "source", e.Source, "why", why)
+		}
+		return ok
 	}
 }
 
 // open reports whether a press or release at server time t counts.
 func (s *surface) open(t xproto.Timestamp) bool {
-	return s.unobscured && s.armed && int32(t-s.armAt) >= 0
+	return s.unobscured && s.armed && !s.cover.covered && int32(t-s.armAt) >= 0
 }
 
 func (s *surface) disarm(why string) {
