@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/personui"
@@ -76,8 +79,10 @@ func personClick(t testing.TB, x, y int) {
 // accessibility tree, pressing Return and space — and every attempt is refused while the
 // dialog stays open and the person's window receives nothing. The person then answers with
 // the core pointer: "Allow once" lets exactly that call through, the next call asks again,
-// "Deny" and a timeout refuse. Oracles: xwininfo for the dialog, the window's own event log
-// for the keys.
+// "Deny" and a timeout refuse. The person's clicks are xdotool's: Xvfb has no physical
+// input device, so the dialog takes XTEST input there (personui's xtest_only rule), except
+// through the sessions' own devices. Oracles: xwininfo for the dialog, the window's own
+// event log for the keys.
 func TestConsentDialogTheAgentCannotAnswer(t *testing.T) {
 	requireDesktop(t)
 	user := startApp(t, appB, "dialog-user")
@@ -178,6 +183,71 @@ func TestConsentDialogTheAgentCannotAnswer(t *testing.T) {
 	user.waitCount(t, "button_press", 1)
 	if n := user.count(t, "key_press"); n != len("secret") {
 		t.Errorf("the person's window logged %d key presses, want %d (one allowed call)", n, len("secret"))
+	}
+}
+
+// sendClick sends a ButtonPress and a ButtonRelease of button 1 at root point (x, y) to
+// window win with SendEvent, as any client of the display can, from a client of the test's
+// own. The timestamp is far in the server's future so that no time gate stops the events:
+// only their being sent does.
+func sendClick(t testing.TB, win uint32, bounds personui.Rect, x, y int) {
+	t.Helper()
+	c, err := xgb.NewConnDisplay(disp.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	root := xproto.Setup(c).DefaultScreen(c).Root
+	ex, ey := int16(x-bounds.X), int16(y-bounds.Y)
+	for _, ev := range []interface{ Bytes() []byte }{
+		xproto.ButtonPressEvent{Detail: 1, Time: 0x7fffffff, Root: root, Event: xproto.Window(win), RootX: int16(x), RootY: int16(y), EventX: ex, EventY: ey, SameScreen: true},
+		xproto.ButtonReleaseEvent{Detail: 1, Time: 0x7fffffff, Root: root, Event: xproto.Window(win), RootX: int16(x), RootY: int16(y), EventX: ex, EventY: ey, SameScreen: true, State: xproto.KeyButMaskButton1},
+	} {
+		if err := xproto.SendEventChecked(c, false, xproto.Window(win), 0, string(ev.Bytes())).Check(); err != nil {
+			t.Fatalf("SendEvent: %v", err)
+		}
+	}
+}
+
+// TestConsentDialogIgnoresSentEvents: a program sends the dialog a click on "Allow once"
+// with SendEvent — its own, and xdotool's click --window — instead of clicking; the dialog
+// does not take it, and the call is declined when the question times out. Oracles: the
+// call's refusal and the person's window's event log (no key press).
+func TestConsentDialogIgnoresSentEvents(t *testing.T) {
+	requireDesktop(t)
+	user := startApp(t, appB, "dialog-sent-user")
+	place(t, user, 40, 500)
+	ds := newDialogs()
+	h := startSharedHost(t, host.Options{Consent: host.ConsentDialog(host.DialogConsentOptions{
+		Display: disp.Name(), XAuthority: disp.XAuthority(), Timeout: 3 * time.Second, OnShown: ds.onShown,
+	})})
+	s := session(t, h, host.SessionSpec{Label: "dialog-sent", Mode: authz.Standard})
+	pending := make(chan host.Result, 1)
+	go func() {
+		res, err := s.Call(context.Background(), "type_text", jsonArgs(map[string]any{"text": "sent", "pid": user.PID, "window_id": user.Window}))
+		if err != nil {
+			t.Errorf("type_text: %v", err)
+		}
+		pending <- res
+	}()
+	dlg := ds.next(t)
+	time.Sleep(personui.ArmDelay + 200*time.Millisecond)
+	ax, ay := button(t, dlg, "allow_once")
+	sendClick(t, dlg.Window, dlg.Bounds, ax, ay)
+	select {
+	case res := <-pending:
+		t.Fatalf("a click sent with SendEvent answered the dialog: type_text = %s %s", res.Outcome, res.Text())
+	case <-time.After(300 * time.Millisecond):
+	}
+	xdoMu.Lock()
+	out, err := exec.Command("xdotool", "mousemove", "--sync", "5", "5", "click", "--window", fmt.Sprint(dlg.Window), "1").CombinedOutput()
+	xdoMu.Unlock()
+	if err != nil {
+		t.Fatalf("xdotool click --window: %v: %s", err, out)
+	}
+	check(t, "type_text after clicks sent with SendEvent", <-pending, authz.CodeAuthorizationDeclined)
+	if n := user.count(t, "key_press"); n != 0 {
+		t.Errorf("the person's window logged %d key presses, want 0", n)
 	}
 }
 
