@@ -276,6 +276,15 @@ func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		b.ReleaseAll(ctx)
+		// Keys typed with remapped keycodes just before the end (a one-shot `cua-host
+		// call`) are read by their clients after it: the rows go back only once those
+		// clients had their time, at most until ctx ends.
+		if b.lockInput(ctx) == nil {
+			if err := b.restoreDueLocked(ctx); err != nil {
+				b.restoreKeymapLocked()
+			}
+			b.unlockInput()
+		}
 		b.closeSeats(ctx)
 		cancel()
 		close(b.done)

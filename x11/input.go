@@ -118,8 +118,9 @@ func (d *Devices) keyLocked(kc xproto.Keycode, down bool) {
 	}
 }
 
-// releaseHeldLocked releases every held key (newest first) and button, restores remapped
-// keycodes and syncs. Preconditions: input semaphore held.
+// releaseHeldLocked releases every held key (newest first) and button, syncs, and has
+// remapped keycodes restored once clients had the time to read the keys typed with them
+// (restoreWhenDueLocked). Preconditions: input semaphore held.
 func (d *Devices) releaseHeldLocked() {
 	for i := len(d.pressed.order) - 1; i >= 0; i-- {
 		d.fake(xproto.KeyRelease, byte(d.pressed.order[i]), 0, 0)
@@ -131,7 +132,7 @@ func (d *Devices) releaseHeldLocked() {
 	}
 	clear(d.pressed.buttons)
 	_ = d.sync() // the releases before the mapping they were typed with goes
-	d.b.restoreKeymapLocked()
+	d.b.restoreWhenDueLocked()
 }
 
 // sync makes a round trip on the set's connection, so every event sent before it has been

@@ -240,6 +240,20 @@ func (b *Backend) restoreLaterLocked(keys int) {
 	})
 }
 
+// restoreWhenDueLocked restores remapped keycodes now when clients have had their time
+// with them, and otherwise leaves it to the timer restoreLaterLocked set (setting one when
+// none is running): a client that has not yet read a key typed with a remapped keycode
+// would read it with the restored row and lose it. Preconditions: input semaphore held.
+func (b *Backend) restoreWhenDueLocked() {
+	switch {
+	case len(b.remap.orig) == 0:
+	case !time.Now().Before(b.remap.due):
+		b.restoreKeymapLocked()
+	case b.remap.timer == nil:
+		b.restoreLaterLocked(0)
+	}
+}
+
 // restoreDueLocked waits until remapped keycodes may be restored, then restores them.
 // Preconditions: input semaphore held.
 func (b *Backend) restoreDueLocked(ctx context.Context) error {
