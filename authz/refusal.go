@@ -71,6 +71,10 @@ const (
 	// CodeJournalUnavailable: the host keeps a journal and could not record the call (a
 	// full disk, an unwritable directory), so the call did not run.
 	CodeJournalUnavailable Code = "journal_unavailable"
+	// CodePersonActive: the person is using the session's nested display (their pointer
+	// is inside its window on their display, or the window has their keyboard focus), so
+	// the agent does not act on it; observing goes on, and acting resumes once they leave.
+	CodePersonActive Code = "person_active"
 )
 
 // Refusal is a refused call: a stable code and a message. A refusal always means the call

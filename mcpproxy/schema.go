@@ -17,7 +17,7 @@ var refusalCodes = []string{
 	"unknown_tool", "canceled", "too_many_requests", "replayed_request", "generation_mismatch",
 	"unsupported_protocol_version", "invalid_request", "worker_unavailable", "input_busy", "target_covered",
 	"activation_failed", "background_unavailable", "desktop_coordinate_scope_required", "ambiguous_window_target",
-	"foreground_required", "menu_path_not_found", "journal_unavailable",
+	"foreground_required", "menu_path_not_found", "journal_unavailable", "person_active",
 }
 
 // errorCodes are the codes of a tool-level error's structured value ({error_code, error},

@@ -205,6 +205,9 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	if d.Refusal != nil {
 		return nil, nil, d.Refusal
 	}
+	if r := s.w.personRefusal(d.Entry); r != nil {
+		return nil, nil, r
+	}
 	if d.Entry.Shape == authz.ShapeKeyboard && s.w.consentOpen() && a.res.focusProtected(ctx) {
 		// The person is being asked on the display and the question has the focus: keys
 		// must not land in it, nor activation move the focus away from it.
@@ -224,6 +227,12 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	}
 	for _, also := range d.AlsoConsent {
 		if r := s.obtainConsent(ctx, name, also); r != nil {
+			return nil, nil, r
+		}
+	}
+	if d.NeedsConsent || len(d.AlsoConsent) > 0 {
+		// The person may have stepped in while the question was open.
+		if r := s.w.personRefusal(d.Entry); r != nil {
 			return nil, nil, r
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -38,6 +39,10 @@ type worker struct {
 	deadlines  *deadlines
 	// journal reports calls to the host's journal; nil when the host keeps none.
 	journal *journalReporter
+
+	// personActive is the host's latest PersonActivity: the person is using the nested
+	// display, and acting calls are refused (takeover.go).
+	personActive atomic.Bool
 
 	// baseCtx is the parent of every call's context; stopping cancels it.
 	baseCtx    context.Context
@@ -124,6 +129,8 @@ func (w *worker) serveControl() error {
 			w.journal.deliver(frame.GetCallId(), nil) // one for no entry of ours is dropped
 		case *cuav1.ControlFrame_StatusRequest:
 			w.status(frame.GetCallId())
+		case *cuav1.ControlFrame_PersonActivity:
+			w.setPersonActive(body.PersonActivity.GetActive())
 		case *cuav1.ControlFrame_Shutdown:
 			return ErrShutdown
 		default:

@@ -205,6 +205,8 @@ func KindOf(frame *cuav1.ControlFrame) string {
 		return "StatusRequest"
 	case *cuav1.ControlFrame_WorkerStatus:
 		return "WorkerStatus"
+	case *cuav1.ControlFrame_PersonActivity:
+		return "PersonActivity"
 	default:
 		return "unknown"
 	}

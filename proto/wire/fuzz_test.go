@@ -14,6 +14,7 @@ func FuzzDecodeControl(f *testing.F) {
 	f.Add(mustMarshal(createFrame), uint8(1))
 	f.Add(mustMarshal(revokeFrame), uint8(0))
 	f.Add(mustMarshal(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Hello{Hello: &cuav1.Hello{MinVersion: 1, MaxVersion: 1, Generation: make([]byte, 16)}}}), uint8(0))
+	f.Add(mustMarshal(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_PersonActivity{PersonActivity: &cuav1.PersonActivity{Active: true}}}), uint8(0))
 	f.Add([]byte{0xff, 0xff}, uint8(0))
 	f.Add([]byte{}, uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, nfds uint8) {

@@ -273,8 +273,10 @@ func (g *gen) serving() {
 		g.createInvalid()
 	case x < 0.43:
 		g.revoke()
-	case x < 0.46:
+	case x < 0.45:
 		g.send(&cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_StatusRequest{StatusRequest: &cuav1.StatusRequest{}}}, "StatusRequest")
+	case x < 0.46:
+		g.send(g.personActivity(), "PersonActivity")
 	case x < 0.66:
 		if g.nsess > 0 {
 			g.steps = append(g.steps, step{Op: opCall, Session: g.r.IntN(g.nsess), Desc: "marker call"})
@@ -436,7 +438,9 @@ func (g *gen) fdAnomaly() {
 	ttl, idle := g.ttls()
 	create := g.createFrame(label, cuav1.Mode_MODE_STANDARD, ttl, idle, nil, "")
 	revoke := &cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_RevokeSession{RevokeSession: &cuav1.RevokeSession{All: true}}}
-	switch g.r.IntN(7) {
+	switch g.r.IntN(8) {
+	case 7:
+		g.send(g.personActivity(), "PersonActivity with fd", fdProbe)
 	case 6:
 		g.send(&cuav1.ControlFrame{ProtocolVersion: g.version, CallId: g.nextCall(), Body: &cuav1.ControlFrame_StatusRequest{StatusRequest: &cuav1.StatusRequest{}}}, "StatusRequest with fd", fdProbe)
 	case 0:
@@ -461,7 +465,9 @@ func (g *gen) mutated() {
 	ttl, idle := g.ttls()
 	var f *cuav1.ControlFrame
 	fds := []string{}
-	switch g.r.IntN(4) {
+	switch g.r.IntN(5) {
+	case 4:
+		f = g.personActivity()
 	case 0:
 		f = g.createFrame(label, cuav1.Mode_MODE_STANDARD, ttl, idle, nil, "")
 		fds = []string{fdSession}
@@ -558,8 +564,15 @@ func bodyMsg(f *cuav1.ControlFrame) proto.Message {
 		return b.Shutdown
 	case *cuav1.ControlFrame_StatusRequest:
 		return b.StatusRequest
+	case *cuav1.ControlFrame_PersonActivity:
+		return b.PersonActivity
 	}
 	return f
+}
+
+// personActivity is the host's PersonActivity, active or not; it never has a call_id.
+func (g *gen) personActivity() *cuav1.ControlFrame {
+	return &cuav1.ControlFrame{ProtocolVersion: g.version, Body: &cuav1.ControlFrame_PersonActivity{PersonActivity: &cuav1.PersonActivity{Active: g.chance(0.5)}}}
 }
 
 func (g *gen) garbage() {

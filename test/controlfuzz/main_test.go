@@ -31,6 +31,7 @@ func TestModel(t *testing.T) {
 		return &cuav1.ControlFrame{ProtocolVersion: 1, CallId: 2, Body: &cuav1.ControlFrame_RevokeSession{RevokeSession: &cuav1.RevokeSession{Label: label}}}
 	}
 	status := &cuav1.ControlFrame{ProtocolVersion: 1, CallId: 3, Body: &cuav1.ControlFrame_StatusRequest{StatusRequest: &cuav1.StatusRequest{}}}
+	person := &cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_PersonActivity{PersonActivity: &cuav1.PersonActivity{Active: true}}}
 	workerStatus := &cuav1.ControlFrame{ProtocolVersion: 1, CallId: 3, Body: &cuav1.ControlFrame_WorkerStatus{WorkerStatus: &cuav1.WorkerStatus{}}}
 	type in struct {
 		b      []byte
@@ -58,6 +59,9 @@ func TestModel(t *testing.T) {
 		{name: "status lists live sessions", in: []in{{b: enc(t, hello)}, {b: enc(t, create("a")), nfds: 1, stream: true}, {b: enc(t, create("b")), nfds: 1, stream: true}, {b: enc(t, revoke("a"))}, {b: enc(t, status)}}, want: `WorkerStatus ["b"] (maybe []), nothing in flight`},
 		{name: "status with fd", in: []in{{b: enc(t, hello)}, {b: enc(t, status), nfds: 1}}, want: "Error invalid_request, teardown, exit 2"},
 		{name: "status before hello", in: []in{{b: enc(t, status)}}, want: "Error invalid_request, teardown, exit 2"},
+		{name: "person activity", in: []in{{b: enc(t, hello)}, {b: enc(t, person)}}, want: "no reply"},
+		{name: "person activity with fd", in: []in{{b: enc(t, hello)}, {b: enc(t, person), nfds: 1}}, want: "Error invalid_request, teardown, exit 2"},
+		{name: "person activity before hello", in: []in{{b: enc(t, person)}}, want: "Error invalid_request, teardown, exit 2"},
 		{name: "WorkerStatus from the host", in: []in{{b: enc(t, hello)}, {b: enc(t, workerStatus)}}, want: "Error invalid_request, teardown, exit 2"},
 		{name: "shutdown", in: []in{{b: enc(t, hello)}, {b: enc(t, &cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Shutdown{Shutdown: &cuav1.Shutdown{}}})}}, want: "no reply, teardown, exit 0"},
 	}

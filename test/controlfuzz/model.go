@@ -311,6 +311,10 @@ func (m *model) serve(f *cuav1.ControlFrame, fdIsStream bool, now time.Time) exp
 		return expect{what: "JournalAck (unknown call_id)", reply: replyNone}
 	case *cuav1.ControlFrame_StatusRequest:
 		return m.status(now)
+	case *cuav1.ControlFrame_PersonActivity:
+		// The person took over or left the nested display: acting calls are refused
+		// meanwhile; the marker call only writes a file and is not one of them.
+		return expect{what: "PersonActivity", reply: replyNone}
 	case *cuav1.ControlFrame_Shutdown:
 		m.stop()
 		return expect{what: "Shutdown", reply: replyNone, teardown: true, exit: 0}

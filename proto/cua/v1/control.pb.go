@@ -111,6 +111,7 @@ type ControlFrame struct {
 	//	*ControlFrame_JournalAck
 	//	*ControlFrame_StatusRequest
 	//	*ControlFrame_WorkerStatus
+	//	*ControlFrame_PersonActivity
 	Body          isControlFrame_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -293,6 +294,15 @@ func (x *ControlFrame) GetWorkerStatus() *WorkerStatus {
 	return nil
 }
 
+func (x *ControlFrame) GetPersonActivity() *PersonActivity {
+	if x != nil {
+		if x, ok := x.Body.(*ControlFrame_PersonActivity); ok {
+			return x.PersonActivity
+		}
+	}
+	return nil
+}
+
 type isControlFrame_Body interface {
 	isControlFrame_Body()
 }
@@ -353,6 +363,10 @@ type ControlFrame_WorkerStatus struct {
 	WorkerStatus *WorkerStatus `protobuf:"bytes,23,opt,name=worker_status,json=workerStatus,proto3,oneof"`
 }
 
+type ControlFrame_PersonActivity struct {
+	PersonActivity *PersonActivity `protobuf:"bytes,24,opt,name=person_activity,json=personActivity,proto3,oneof"`
+}
+
 func (*ControlFrame_Hello) isControlFrame_Body() {}
 
 func (*ControlFrame_Ready) isControlFrame_Body() {}
@@ -380,6 +394,8 @@ func (*ControlFrame_JournalAck) isControlFrame_Body() {}
 func (*ControlFrame_StatusRequest) isControlFrame_Body() {}
 
 func (*ControlFrame_WorkerStatus) isControlFrame_Body() {}
+
+func (*ControlFrame_PersonActivity) isControlFrame_Body() {}
 
 // Hello is the host's first frame. The worker executes nothing before it has answered Ready.
 type Hello struct {
@@ -869,7 +885,11 @@ type DisplayFacts struct {
 	// private is true when the host started the display server for this worker.
 	Private bool `protobuf:"varint,2,opt,name=private,proto3" json:"private,omitempty"`
 	// server_pid is the display server's pid when the host started it, else 0.
-	ServerPid     int32 `protobuf:"varint,3,opt,name=server_pid,json=serverPid,proto3" json:"server_pid,omitempty"`
+	ServerPid int32 `protobuf:"varint,3,opt,name=server_pid,json=serverPid,proto3" json:"server_pid,omitempty"`
+	// nested is true when the display the host started is shown as a window on the
+	// person's display (Xephyr): the session's own desktop, which the person watches and
+	// may take over (PersonActivity). private is true as well.
+	Nested        bool `protobuf:"varint,4,opt,name=nested,proto3" json:"nested,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -923,6 +943,13 @@ func (x *DisplayFacts) GetServerPid() int32 {
 		return x.ServerPid
 	}
 	return 0
+}
+
+func (x *DisplayFacts) GetNested() bool {
+	if x != nil {
+		return x.Nested
+	}
+	return false
 }
 
 // CreateSession asks the worker to bind a new session to the channel attached as the frame's
@@ -2114,11 +2141,62 @@ func (x *InFlightCall) GetReceivedUnixMs() int64 {
 	return 0
 }
 
+// PersonActivity (host -> worker, call_id 0, no reply) says whether the person is using
+// the session's nested display: their pointer is inside its window on their display, or
+// that window has their keyboard focus. While active is true the worker refuses every call
+// that would act on the display (input, window management, launches, terminations) with
+// person_active, outcome NOT_STARTED; observing goes on. The host sends the state once
+// before the first session is created and again on every change; only the host can see the
+// person's display, so only it sends this frame.
+type PersonActivity struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Active        bool                   `protobuf:"varint,1,opt,name=active,proto3" json:"active,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PersonActivity) Reset() {
+	*x = PersonActivity{}
+	mi := &file_cua_v1_control_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PersonActivity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PersonActivity) ProtoMessage() {}
+
+func (x *PersonActivity) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PersonActivity.ProtoReflect.Descriptor instead.
+func (*PersonActivity) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *PersonActivity) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
 var File_cua_v1_control_proto protoreflect.FileDescriptor
 
 const file_cua_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"\x14cua/v1/control.proto\x12\x06cua.v1\x1a\x13cua/v1/common.proto\"\xf0\x06\n" +
+	"\x14cua/v1/control.proto\x12\x06cua.v1\x1a\x13cua/v1/common.proto\"\xb3\a\n" +
 	"\fControlFrame\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\x04R\x06callId\x12%\n" +
@@ -2137,7 +2215,8 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\vjournal_ack\x18\x15 \x01(\v2\x12.cua.v1.JournalAckH\x00R\n" +
 	"journalAck\x12>\n" +
 	"\x0estatus_request\x18\x16 \x01(\v2\x15.cua.v1.StatusRequestH\x00R\rstatusRequest\x12;\n" +
-	"\rworker_status\x18\x17 \x01(\v2\x14.cua.v1.WorkerStatusH\x00R\fworkerStatusB\x06\n" +
+	"\rworker_status\x18\x17 \x01(\v2\x14.cua.v1.WorkerStatusH\x00R\fworkerStatus\x12A\n" +
+	"\x0fperson_activity\x18\x18 \x01(\v2\x16.cua.v1.PersonActivityH\x00R\x0epersonActivityB\x06\n" +
 	"\x04body\"\xf7\x02\n" +
 	"\x05Hello\x12\x1f\n" +
 	"\vmin_version\x18\x01 \x01(\rR\n" +
@@ -2176,12 +2255,13 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\n" +
 	"PolicyFile\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\"[\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"s\n" +
 	"\fDisplayFacts\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprivate\x18\x02 \x01(\bR\aprivate\x12\x1d\n" +
 	"\n" +
-	"server_pid\x18\x03 \x01(\x05R\tserverPid\"\x96\x02\n" +
+	"server_pid\x18\x03 \x01(\x05R\tserverPid\x12\x16\n" +
+	"\x06nested\x18\x04 \x01(\bR\x06nested\"\x96\x02\n" +
 	"\rCreateSession\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12 \n" +
 	"\x04mode\x18\x02 \x01(\x0e2\f.cua.v1.ModeR\x04mode\x12\x1a\n" +
@@ -2272,7 +2352,9 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x05calls\x18\x04 \x03(\v2\x14.cua.v1.InFlightCallR\x05calls\"L\n" +
 	"\fInFlightCall\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12(\n" +
-	"\x10received_unix_ms\x18\x02 \x01(\x03R\x0ereceivedUnixMs*\x95\x01\n" +
+	"\x10received_unix_ms\x18\x02 \x01(\x03R\x0ereceivedUnixMs\"(\n" +
+	"\x0ePersonActivity\x12\x16\n" +
+	"\x06active\x18\x01 \x01(\bR\x06active*\x95\x01\n" +
 	"\fJournalPhase\x12\x1d\n" +
 	"\x19JOURNAL_PHASE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13JOURNAL_PHASE_BEGIN\x10\x01\x12\x15\n" +
@@ -2293,7 +2375,7 @@ func file_cua_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_cua_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_cua_v1_control_proto_goTypes = []any{
 	(JournalPhase)(0),         // 0: cua.v1.JournalPhase
 	(*ControlFrame)(nil),      // 1: cua.v1.ControlFrame
@@ -2322,8 +2404,9 @@ var file_cua_v1_control_proto_goTypes = []any{
 	(*WorkerStatus)(nil),      // 24: cua.v1.WorkerStatus
 	(*SessionStatus)(nil),     // 25: cua.v1.SessionStatus
 	(*InFlightCall)(nil),      // 26: cua.v1.InFlightCall
-	(Mode)(0),                 // 27: cua.v1.Mode
-	(Outcome)(0),              // 28: cua.v1.Outcome
+	(*PersonActivity)(nil),    // 27: cua.v1.PersonActivity
+	(Mode)(0),                 // 28: cua.v1.Mode
+	(Outcome)(0),              // 29: cua.v1.Outcome
 }
 var file_cua_v1_control_proto_depIdxs = []int32{
 	2,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
@@ -2340,27 +2423,28 @@ var file_cua_v1_control_proto_depIdxs = []int32{
 	22, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
 	23, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
 	24, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
-	5,  // 14: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
-	6,  // 15: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
-	9,  // 16: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
-	18, // 17: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
-	3,  // 18: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
-	27, // 19: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
-	7,  // 20: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
-	7,  // 21: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
-	8,  // 22: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
-	27, // 23: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
-	0,  // 24: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
-	28, // 25: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
-	20, // 26: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
-	21, // 27: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
-	25, // 28: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
-	26, // 29: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	27, // 14: cua.v1.ControlFrame.person_activity:type_name -> cua.v1.PersonActivity
+	5,  // 15: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
+	6,  // 16: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
+	9,  // 17: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
+	18, // 18: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
+	3,  // 19: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
+	28, // 20: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
+	7,  // 21: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
+	7,  // 22: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
+	8,  // 23: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
+	28, // 24: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
+	0,  // 25: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
+	29, // 26: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
+	20, // 27: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
+	21, // 28: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
+	25, // 29: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
+	26, // 30: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_cua_v1_control_proto_init() }
@@ -2384,6 +2468,7 @@ func file_cua_v1_control_proto_init() {
 		(*ControlFrame_JournalAck)(nil),
 		(*ControlFrame_StatusRequest)(nil),
 		(*ControlFrame_WorkerStatus)(nil),
+		(*ControlFrame_PersonActivity)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2391,7 +2476,7 @@ func file_cua_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cua_v1_control_proto_rawDesc), len(file_cua_v1_control_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
