@@ -43,8 +43,8 @@ var (
 	// window_id (a window) or scope "desktop" (the primary display).
 	targetProp = prop{"description": `The target as an object: {"kind":"window","pid":P,"window_id":W} (same as pid and window_id) or {"kind":"desktop","display_id":"primary"} (same as scope "desktop"), or null. Not combined with contradicting pid, window_id or scope.`,
 		"anyOf": []any{
-			prop{"type": "object", "properties": prop{"kind": prop{"const": "window"}, "pid": prop{"type": "integer", "minimum": 0}, "window_id": prop{"type": "integer", "minimum": 0}}, "required": []string{"kind", "pid", "window_id"}},
-			prop{"type": "object", "properties": prop{"kind": prop{"const": "desktop"}, "display_id": prop{"type": "string"}}, "required": []string{"kind", "display_id"}},
+			prop{"type": "object", "properties": prop{"kind": prop{"enum": []string{"window"}}, "pid": prop{"type": "integer", "minimum": 0}, "window_id": prop{"type": "integer", "minimum": 0}}, "required": []string{"kind", "pid", "window_id"}},
+			prop{"type": "object", "properties": prop{"kind": prop{"enum": []string{"desktop"}}, "display_id": prop{"type": "string"}}, "required": []string{"kind", "display_id"}},
 			prop{"type": "null"},
 		}}
 	outFileProp = strProp("Write the image to this absolute path (a new file replacing what is there) instead of returning it as image content. The path must be one the session may write.")
