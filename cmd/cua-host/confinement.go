@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host/display"
+	"github.com/cua-host/cua-host/host/personui"
 	"github.com/cua-host/cua-host/internal/sandbox"
 )
 
@@ -43,12 +44,18 @@ type displayAccessStatus struct {
 	ControlDisabled bool     `json:"access_control_disabled"`
 	Hosts           []string `json:"host_entries,omitempty"`
 	Meaning         string   `json:"meaning,omitempty"`
-	Error           string   `json:"error,omitempty"`
+	// Input is how the consent dialog and Stop tell the person from a program on this
+	// display: "physical" (only physical input devices answer them) or "xtest_only" (the
+	// display has none: any program with a trusted connection can answer them).
+	Input        string `json:"input,omitempty"`
+	InputMeaning string `json:"input_meaning,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // probeDisplayAccess connects to name without a cookie to learn whether the server admits
-// this user by other means (xhost).
-func probeDisplayAccess(ctx context.Context, name string) displayAccessStatus {
+// this user by other means (xhost), and with the cookie in xauthority to learn which input
+// devices can answer the person's windows there.
+func probeDisplayAccess(ctx context.Context, name, xauthority string) displayAccessStatus {
 	st := displayAccessStatus{Name: name}
 	if name == "" {
 		return st
@@ -65,17 +72,37 @@ func probeDisplayAccess(ctx context.Context, name string) displayAccessStatus {
 	if a.NoCookie {
 		st.Meaning += ": a program the session launches can connect to it as a trusted client although its cookie is hidden; prefer --display private"
 	}
+	in, err := personui.ProbeInput(ctx, personui.Options{Display: name, XAuthority: xauthority})
+	if err != nil {
+		st.InputMeaning = "input devices not checked: " + err.Error()
+		return st
+	}
+	st.Input, st.InputMeaning = in.Kind.String(), in.Summary()
 	return st
 }
 
 // warnSharedDisplay logs, before a session starts on a display shared with a person, what
-// the sandbox cannot hold back there.
-func warnSharedDisplay(ctx context.Context, name string, log *slog.Logger) {
-	st := probeDisplayAccess(ctx, name)
+// the sandbox and the person's windows cannot hold back there.
+func warnSharedDisplay(ctx context.Context, name, xauthority string, log *slog.Logger) {
+	st := probeDisplayAccess(ctx, name, xauthority)
 	switch {
 	case st.Error != "":
 		log.Warn("could not check how the display admits clients", "display", name, "err", st.Error)
 	case st.NoCookie:
 		log.Warn("the display admits this user without a cookie: programs the session launches can become trusted clients of it, sandbox or not", "display", name, "hosts", st.Hosts, "access_control_disabled", st.ControlDisabled)
 	}
+	if st.Input == "xtest_only" {
+		log.Warn("the display has no physical input devices: the consent dialog and Stop cannot tell the person from a program with a trusted connection to it (launched programs have none: they are sandboxed and untrusted)", "display", name)
+	}
+}
+
+// statusXAuthority is the Xauthority file an X client started with this environment uses.
+func statusXAuthority(getenv func(string) string) string {
+	if v := getenv("XAUTHORITY"); v != "" {
+		return v
+	}
+	if home := getenv("HOME"); home != "" {
+		return home + "/.Xauthority"
+	}
+	return ""
 }

@@ -156,7 +156,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		return err
 	}
 	if !d.facts.Private {
-		warnSharedDisplay(ctx, d.facts.Name, log)
+		warnSharedDisplay(ctx, d.facts.Name, d.xauthority(), log)
 	}
 
 	stdio := cfg.httpBind == ""

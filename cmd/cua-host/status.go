@@ -96,7 +96,7 @@ func runStatus(args []string, getenv func(string) string, stdout, stderr io.Writ
 	}
 	rep := collectStatus(af, *managedPolicy, *policyPath, getenv)
 	rep.Sandbox = probeSandbox()
-	rep.Display = probeDisplayAccess(context.Background(), getenv("DISPLAY"))
+	rep.Display = probeDisplayAccess(context.Background(), getenv("DISPLAY"), statusXAuthority(getenv))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -252,6 +252,9 @@ func printStatus(w io.Writer, rep statusReport) {
 		fmt.Fprintf(w, "%-21s %s: not checked: %s\n", "display:", d.Name, d.Error)
 	default:
 		fmt.Fprintf(w, "%-21s %s: %s\n", "display:", d.Name, d.Meaning)
+		if d.InputMeaning != "" {
+			fmt.Fprintf(w, "%-21s %s\n", "person's input:", d.InputMeaning)
+		}
 	}
 	if rep.Startup.OK {
 		fmt.Fprintln(w, "startup:              ok")
