@@ -97,10 +97,10 @@ func usage(w io.Writer) {
   cua-host run [--display auto|private|:N] [--screen WxH] [--mode M] [--manifest F] [--policy F]
                [--permission-mode M] [--capability-manifest F --approve-capability-manifest]
                [--dangerously-bypass-approvals]
-               [--managed-policy F] [--consent deny|tty] [--session-ttl D] [--idle-ttl D]
+               [--managed-policy F] [--consent dialog|tty|deny] [--indicator=false] [--session-ttl D] [--idle-ttl D]
                [--http 127.0.0.1:PORT] [--log-file F] [--log-level L]   serve MCP (stdio) to one agent
                [--journal DIR [--journal-text] [--journal-screenshots=false]
-                [--journal-max-shots N] [--journal-max-shot-bytes N]]
+                [--journal-max-shots N] [--journal-max-shot-bytes N]] [--sandbox on|off]
   cua-host call [--display auto|private|:N] [--timeout D] [--log-level L] [--journal DIR …] TOOL [ARGS_JSON]
   cua-host call --session ENDPOINT [--timeout D] TOOL [ARGS_JSON]   (or $CUA_HOST_SESSION) a running session
   cua-host serve [--log-file F] [--allow-modes M,…] [--policy F] [--consent-timeout D]   JSON-RPC on stdio (docs/serve.md)
