@@ -62,6 +62,9 @@ type Host struct {
 	sessions map[string]*Session
 
 	closeOnce sync.Once
+	// person watches the person's use of a nested display (Options.Person); its zero
+	// value watches nothing.
+	person personWatch
 	// consentWG counts consent callbacks in flight.
 	consentWG sync.WaitGroup
 	// consentCtx is cancelled by Close so callbacks stop.
@@ -147,6 +150,12 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 	}
 	h.readerStarted = true
 	go h.read()
+	if opts.Person != nil {
+		if err := h.watchPerson(ctx); err != nil {
+			h.Close()
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+	}
 	return h, nil
 }
 
@@ -219,7 +228,7 @@ func (h *Host) handshake(ctx context.Context) error {
 		Generation:    h.generation,
 		Ceiling:       authz.CeilingToProto(h.opts.Ceiling),
 		Policy:        policyToProto(h.opts.Policy),
-		Display:       &cuav1.DisplayFacts{Name: h.opts.Display.Name, Private: h.opts.Display.Private, ServerPid: int32(h.opts.Display.ServerPID)},
+		Display:       &cuav1.DisplayFacts{Name: h.opts.Display.Name, Private: h.opts.Display.Private, Nested: h.opts.Display.Nested, ServerPid: int32(h.opts.Display.ServerPID)},
 		ProtectedPids: []int32{int32(os.Getpid())},
 		Journal:       journalConfig(h.opts.Journal),
 		Sandbox:       sandboxConfig(h.opts),
@@ -491,6 +500,7 @@ func (h *Host) Close() error {
 }
 
 func (h *Host) stop() {
+	h.person.stop()
 	h.mu.Lock()
 	h.closed = true
 	h.ending = true

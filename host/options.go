@@ -40,6 +40,12 @@ type Options struct {
 	Policy *policy.Set
 	// Display describes the X display the worker drives.
 	Display DisplayFacts
+	// Person, on a nested display (Display.Nested), watches whether the person is using
+	// the display's window on their own display; while they are, the worker refuses the
+	// sessions' acting calls with person_active (docs/adr/0013). Start runs it once the
+	// worker is ready and returns only after its first report reached the worker; Close
+	// stops it. Nil sends nothing: the agent acts whatever the person does.
+	Person PersonWatcher
 	// ProtectedPIDs are processes no tool may target, in addition to the host's own pid.
 	ProtectedPIDs []int
 	// ProtectAncestors adds the host's ancestors (AncestorPIDs) to ProtectedPIDs: the
@@ -89,6 +95,10 @@ type DisplayFacts struct {
 	Name string
 	// Private is true when the host started the display for this worker.
 	Private bool
+	// Nested is true when the display the host started is shown as a window on the
+	// person's display (Xephyr): the session's own desktop, which the person watches and
+	// may take over. Private is true as well.
+	Nested bool
 	// ServerPID is the display server's pid when Private.
 	ServerPID int
 	// XAuthority is the Xauthority file with the display's cookie, for the host's own

@@ -25,9 +25,12 @@ type Options struct {
 	WindowManager bool
 	// SessionBus starts a private dbus-daemon session bus.
 	SessionBus bool
-	// Path is the PATH used to find Xvfb, openbox and dbus-daemon and given to the
-	// children; empty means this process's PATH.
+	// Path is the PATH used to find Xvfb (or Xephyr), openbox and dbus-daemon and given
+	// to the children; empty means this process's PATH.
 	Path string
+	// Nested, when set, runs the display as a window on the person's display (Xephyr)
+	// instead of a headless one (Xvfb): see NestedOptions.
+	Nested *NestedOptions
 }
 
 // Display is a running private display. Close stops it.
@@ -38,6 +41,10 @@ type Display struct {
 	num     int
 	busAddr string
 	env     []string // base environment for children
+	// server names the X server's child ("Xvfb" or "Xephyr"); nested is set for a nested
+	// display. Both are fixed before Start returns.
+	server string
+	nested *nested
 
 	// mu guards procs.
 	mu    sync.Mutex
@@ -95,7 +102,12 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 	if err := writeXauthority(d.xauth, cookie, -1); err != nil {
 		return nil, err
 	}
-	if err := d.startServer(ctx, path, opts); err != nil {
+	if opts.Nested != nil {
+		err = d.startNested(ctx, path, opts)
+	} else {
+		err = d.startServer(ctx, path, opts)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// Clients look the cookie up by display number.
@@ -134,19 +146,28 @@ func (d *Display) startServer(ctx context.Context, path string, opts Options) er
 	if err != nil {
 		return err
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("display: pipe: %w", err)
-	}
-	defer r.Close()
 	args := []string{"-displayfd", "3", "-screen", "0",
 		fmt.Sprintf("%dx%dx%d", opts.Width, opts.Height, opts.Depth),
 		"-nolisten", "tcp", "-auth", d.xauth, "-noreset"}
-	c, err := d.spawn("Xvfb", bin, args, d.env, []*os.File{w})
+	_, err = d.runServer(ctx, "Xvfb", bin, args, d.env)
+	return err
+}
+
+// runServer starts the X server bin (name Xvfb or Xephyr) with args, which must include
+// "-displayfd 3", and waits until it writes its display number there: it then accepts
+// connections.
+func (d *Display) runServer(ctx context.Context, name, bin string, args, env []string) (*child, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("display: pipe: %w", err)
+	}
+	defer r.Close()
+	c, err := d.spawn(name, bin, args, env, []*os.File{w})
 	w.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	d.server = name
 	type res struct {
 		n   int
 		err error
@@ -155,7 +176,7 @@ func (d *Display) startServer(ctx context.Context, path string, opts Options) er
 	go func() {
 		line, err := bufio.NewReader(r).ReadString('\n')
 		if err != nil {
-			ch <- res{-1, fmt.Errorf("display: Xvfb exited before it was ready: %s", c.stderrTail())}
+			ch <- res{-1, fmt.Errorf("display: %s exited before it was ready: %s", name, c.stderrTail())}
 			return
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(line))
@@ -166,16 +187,16 @@ func (d *Display) startServer(ctx context.Context, path string, opts Options) er
 	select {
 	case rs := <-ch:
 		if rs.err != nil {
-			return rs.err
+			return nil, rs.err
 		}
 		d.num = rs.n
 	case <-tctx.Done():
 		r.Close() // unblocks the reader
 		<-ch
-		return fmt.Errorf("display: Xvfb not ready: %w", tctx.Err())
+		return nil, fmt.Errorf("display: %s not ready: %w", name, tctx.Err())
 	}
-	d.log.Debug("display ready", "display", d.Name(), "pid", c.pid())
-	return nil
+	d.log.Debug("display ready", "display", d.Name(), "server", name, "pid", c.pid())
+	return c, nil
 }
 
 func (d *Display) startWM(ctx context.Context, path string, cookie []byte) error {
@@ -288,7 +309,7 @@ func (d *Display) ServerPID() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range d.procs {
-		if c.name == "Xvfb" {
+		if c.name == d.server {
 			return c.pid()
 		}
 	}
@@ -318,6 +339,10 @@ func (d *Display) Close() error {
 		for i := len(procs) - 1; i >= 0; i-- {
 			procs[i].stop(2 * time.Second)
 			d.log.Debug("stopped", "name", procs[i].name, "pid", procs[i].pid())
+		}
+		if d.nested != nil && d.nested.frame != nil {
+			// The window on the person's display goes with the connection that made it.
+			d.nested.frame.close(d.nested.started)
 		}
 		if err := os.RemoveAll(d.dir); err != nil {
 			errs = append(errs, fmt.Errorf("display: remove %s: %w", d.dir, err))
