@@ -13,6 +13,7 @@
 //	cua-host journal verify|head|show DIR    check or look at a journal (--journal DIR)
 //	cua-host inventory [--json]              print the reviewed tool inventory
 //	cua-host status [--json]                 the mode, policy layers and manifest run would use
+//	cua-host doctor [--json]                 whether this machine has what run needs (exit 1: no)
 //	cua-host list-tools [--json]             every tool with its input schema
 //	cua-host version                         print the version
 //
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runInventory(args[1:], stdout, stderr)
 	case "status":
 		return runStatus(args[1:], os.Getenv, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "list-tools":
 		return runListTools(args[1:], stdout, stderr)
 	case "journal":
@@ -116,6 +119,8 @@ func usage(w io.Writer) {
   cua-host inventory [--json | --markdown]
   cua-host status [--mode M] [--manifest F | --capability-manifest F --approve-capability-manifest]
                   [--policy F] [--managed-policy F] [--json]   the startup configuration run would use
+  cua-host doctor [--display auto|private|:N] [--json]   whether run has what it needs here: the display,
+                  its extensions, window manager, accessibility bus, sandbox, programs (exit 0 ready, 1 not)
   cua-host list-tools [--json]                every tool (with --json its input schema)
   cua-host version
 `)
