@@ -19,8 +19,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestNoModuleImports keeps policy/ at the bottom of the import graph: it
-// imports nothing else from cua-host (DESIGN.md §7) but the leaf packages in
-// leafImports, which themselves import nothing from cua-host.
+// imports nothing else from cua-host (docs/architecture.md, "Import rules") but
+// the leaf packages in leafImports, which themselves import nothing from cua-host.
 func TestNoModuleImports(t *testing.T) {
 	const module = "github.com/cua-host/cua-host/"
 	leafImports := map[string]string{module + "internal/strictyaml": "../internal/strictyaml"}

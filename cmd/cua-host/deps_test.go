@@ -65,12 +65,12 @@ func TestShippedBinaryHasNoTestTools(t *testing.T) {
 	}
 }
 
-// TestImportRules is the module's one import-rules test (DESIGN.md §7): imports point down
-// (cmd → host/worker → authz → policy), proto is below everything, nothing imports cmd,
-// x11 is used only by the worker and never imports authz, policy imports neither; and the
-// untrusted side (mcpproxy, which parses the agent's input) and the caller's library
-// (client) depend on nothing trusted, only on the contract (proto/contract), which itself
-// depends on nothing of the module but proto.
+// TestImportRules is the module's one import-rules test (docs/architecture.md, "Import
+// rules"): imports point down (cmd → host/worker → authz → policy), proto is below
+// everything, nothing imports cmd, x11 is used only by the worker and never imports authz,
+// policy imports neither; and the untrusted side (mcpproxy, which parses the agent's input)
+// and the caller's library (client) depend on nothing trusted, only on the contract
+// (proto/contract), which itself depends on nothing of the module but proto.
 func TestImportRules(t *testing.T) {
 	pkgs := modulePackages(t)
 	rules := []struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestImports keeps atspi a backend: below authz and worker, and independent of x11
-// (DESIGN.md §7).
+// (docs/architecture.md, "Import rules").
 func TestImports(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/cua-host/cua-host/x11/atspi").Output()
 	if err != nil {
