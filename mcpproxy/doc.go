@@ -17,6 +17,9 @@
 // JSON-RPC errors for unknown methods and malformed parameters, a deadline on every call
 // and cancellation forwarded to the worker.
 //
+// Besides the tools it serves one resource of its own, the agent guide (GuideURI,
+// docs/agent-guide.md embedded through package docs), which grants nothing.
+//
 // It is not for embedding programs that want to call tools from Go: they use host.Session
 // or package client directly.
 package mcpproxy

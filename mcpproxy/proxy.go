@@ -49,7 +49,8 @@ var hiddenAliases = map[string]bool{"type_text_chars": true}
 const instructions = `cua-host drives a Linux X11 desktop (often a private, throwaway one).
 Observe with get_desktop_state (screenshot + windows), list_windows and list_apps; act with launch_app, click, type_text, press_key, hotkey, scroll and friends.
 Every result carries _meta["cua-host/outcome"]: "completed" (the tool ran; check isError), "not_started" (provably nothing happened) or "unknown" (it may have happened: observe before retrying). Action results' structuredContent is {effect, route, delivery, evidence, escalation}: effect "confirmed" means cua-host read the change back.
-A refused call has isError=true and structuredContent {"status":"refused","refusal":{code, message}}; the codes are stable (permission_denied, bounded_resource_outside_manifest, authorization_declined, invalid_arguments, …). get_session and get_config describe what this session may do.`
+A refused call has isError=true and structuredContent {"status":"refused","refusal":{code, message}}; the codes are stable (permission_denied, bounded_resource_outside_manifest, authorization_declined, invalid_arguments, …). get_session and get_config describe what this session may do.
+The resource ` + GuideURI + ` (resources/read) is the guide for agents: observe, act, verify; element tokens; delivery; outcomes; what every refusal code means and what to do next.`
 
 // Proxy is an MCP server whose tools are the worker's. Build it with New; it is safe
 // for concurrent use and may serve several MCP sessions (HTTP clients) at once, all on
@@ -85,9 +86,11 @@ func New(caller Caller, opts Options) *Proxy {
 	p.server = mcp.NewServer(&mcp.Implementation{Name: "cua-host", Title: "cua-host (Linux X11 computer use)", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLog,
-		// Tools only; the list is the worker's and does not change during a session.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// The tools are the worker's and do not change during a session; the one resource,
+		// the agent guide, is built in.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 	})
+	p.server.AddResource(guideResource, readGuide)
 	p.server.AddReceivingMiddleware(p.intercept)
 	return p
 }
@@ -96,7 +99,8 @@ func New(caller Caller, opts Options) *Proxy {
 func (p *Proxy) Server() *mcp.Server { return p.server }
 
 // intercept answers tools/list and tools/call from the worker; every other method goes
-// to the SDK (initialize, ping, and JSON-RPC errors for methods that do not exist).
+// to the SDK (initialize, ping, resources/list and resources/read of the agent guide, and
+// JSON-RPC errors for methods that do not exist).
 func (p *Proxy) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
