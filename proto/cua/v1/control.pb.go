@@ -968,8 +968,16 @@ type CreateSession struct {
 	// words (get_session reports them): client_kind cli, direct or mcp; transport cli,
 	// daemon, mcp_stdio or mcp_http. Empty means direct and daemon (a program embedding the
 	// host). They grant nothing.
-	ClientKind    string `protobuf:"bytes,7,opt,name=client_kind,json=clientKind,proto3" json:"client_kind,omitempty"`
-	Transport     string `protobuf:"bytes,8,opt,name=transport,proto3" json:"transport,omitempty"`
+	ClientKind string `protobuf:"bytes,7,opt,name=client_kind,json=clientKind,proto3" json:"client_kind,omitempty"`
+	Transport  string `protobuf:"bytes,8,opt,name=transport,proto3" json:"transport,omitempty"`
+	// tools and exclude_tools are the operator's selection of the tools the session serves:
+	// when tools is not empty, those tools and no other; never those in exclude_tools. The
+	// worker checks every name against the tools it registers (an unknown one, or one in
+	// both lists, refuses the session with invalid_request), leaves the others out of
+	// ListTools and refuses a call of any of them with permission_denied. Both empty: every
+	// tool the mode, policy and manifest allow.
+	Tools         []string `protobuf:"bytes,9,rep,name=tools,proto3" json:"tools,omitempty"`
+	ExcludeTools  []string `protobuf:"bytes,10,rep,name=exclude_tools,json=excludeTools,proto3" json:"exclude_tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1058,6 +1066,20 @@ func (x *CreateSession) GetTransport() string {
 		return x.Transport
 	}
 	return ""
+}
+
+func (x *CreateSession) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *CreateSession) GetExcludeTools() []string {
+	if x != nil {
+		return x.ExcludeTools
+	}
+	return nil
 }
 
 // SessionCreated confirms CreateSession.
@@ -2261,7 +2283,7 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\aprivate\x18\x02 \x01(\bR\aprivate\x12\x1d\n" +
 	"\n" +
 	"server_pid\x18\x03 \x01(\x05R\tserverPid\x12\x16\n" +
-	"\x06nested\x18\x04 \x01(\bR\x06nested\"\x96\x02\n" +
+	"\x06nested\x18\x04 \x01(\bR\x06nested\"\xd1\x02\n" +
 	"\rCreateSession\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12 \n" +
 	"\x04mode\x18\x02 \x01(\x0e2\f.cua.v1.ModeR\x04mode\x12\x1a\n" +
@@ -2272,7 +2294,10 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x10idle_ttl_seconds\x18\x06 \x01(\rR\x0eidleTtlSeconds\x12\x1f\n" +
 	"\vclient_kind\x18\a \x01(\tR\n" +
 	"clientKind\x12\x1c\n" +
-	"\ttransport\x18\b \x01(\tR\ttransport\"S\n" +
+	"\ttransport\x18\b \x01(\tR\ttransport\x12\x14\n" +
+	"\x05tools\x18\t \x03(\tR\x05tools\x12#\n" +
+	"\rexclude_tools\x18\n" +
+	" \x03(\tR\fexcludeTools\"S\n" +
 	"\x0eSessionCreated\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12+\n" +
 	"\x12expires_at_unix_ms\x18\x02 \x01(\x03R\x0fexpiresAtUnixMs\"7\n" +
