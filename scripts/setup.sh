@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 # command -> Debian package that provides it
 declare -A want=(
   [Xvfb]=xvfb
+  [Xephyr]=xserver-xephyr
   [openbox]=openbox
   [dbus-launch]=dbus-x11
   [dbus-daemon]=dbus

@@ -35,7 +35,7 @@ func (w *worker) personRefusal(e *authz.Entry) *authz.Refusal {
 	}
 	switch e.Operation {
 	case authz.OpInput, authz.OpLaunch, authz.OpTerminate:
-		return authz.Refuse(authz.CodePersonActive, "the person is using the session's display (their pointer is in its window, or the window has their keyboard focus); %s waits until they leave it: observe, then call again", e.Tool)
+		return authz.Refuse(authz.CodePersonActive, "the person is using the session's display (their pointer is in its window, or the window has their keyboard focus): %s and every other acting call is refused until they leave it; observing works meanwhile", e.Tool)
 	}
 	return nil
 }

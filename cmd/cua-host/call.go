@@ -30,7 +30,7 @@ type callOutput struct {
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	display := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
+	display := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, nested (a desktop of the session's own in a window on $DISPLAY), or :N")
 	timeout := fs.Duration("timeout", 60*time.Second, "deadline for the call")
 	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
 	session := fs.String("session", os.Getenv(envSession), "call into a running session: its endpoint (default $"+envSession+"); the apps it launched stay for the next call")
@@ -81,6 +81,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Consent:          setup.consentFor(disp, log),
 		Journal:          setup.journal,
 		Sandbox:          setup.sandbox,
+		Person:           disp.watch,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
@@ -131,6 +132,16 @@ type displaySetup struct {
 	facts host.DisplayFacts
 	pids  []int
 	close func()
+	// person is the person's display, where the host shows its indicator and consent
+	// dialog: the display itself when shared, the one a nested display is shown on, nil
+	// for a private display.
+	person *displaySetup
+	// watch watches the person's use of a nested display (host.Options.Person); nil
+	// otherwise.
+	watch host.PersonWatcher
+	// onClose, on a nested display, sets what to do when the person asks to close its
+	// window (revoke the sessions); nil otherwise.
+	onClose func(func())
 }
 
 // xauthority returns the Xauthority file for the display: the private display's own, else
@@ -157,11 +168,13 @@ func (d *displaySetup) Close() {
 }
 
 // openDisplay resolves --display: auto uses $DISPLAY when set and a private display
-// otherwise; :N uses that display; private starts one.
+// otherwise; :N uses that display; private starts one; nested starts one shown in a window
+// on $DISPLAY.
 func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySetup, error) {
 	shared := func(name string) *displaySetup {
 		d := &displaySetup{env: []string{"DISPLAY=" + name}, facts: host.DisplayFacts{Name: name}}
 		d.facts.XAuthority = d.xauthority()
+		d.person = d
 		return d
 	}
 	switch {
@@ -169,10 +182,12 @@ func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySe
 		return shared(os.Getenv("DISPLAY")), nil
 	case mode == "auto" || mode == "private":
 		return startPrivateDisplay(ctx, log)
+	case mode == "nested":
+		return startNestedDisplay(ctx, 0, 0, "cli", log)
 	case len(mode) > 1 && mode[0] == ':':
 		return shared(mode), nil
 	}
-	return nil, fmt.Errorf("--display %q: want auto, private or :N", mode)
+	return nil, fmt.Errorf("--display %q: want auto, private, nested or :N", mode)
 }
 
 // runEndpointCall is `cua-host call --session ENDPOINT TOOL [ARGS_JSON]`: one tool call

@@ -51,12 +51,12 @@ type runConfig struct {
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	disp := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, or :N")
-	screen := fs.String("screen", "", "size of a private display, WxH (default 1280x800)")
+	disp := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, nested (a desktop of the session's own in a window on $DISPLAY), or :N")
+	screen := fs.String("screen", "", "size of a private or nested display, WxH (default 1280x800)")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on 127.0.0.1:PORT instead of stdio (bearer token from $"+mcpproxy.EnvHTTPToken+")")
 	lf := addLogFlags(fs)
 	callTimeout := fs.Duration("call-timeout", mcpproxy.DefaultCallTimeout, "deadline of each tool call")
-	indicator := fs.Bool("indicator", true, "on a shared display, show an always-on-top bar naming the session, with a Stop button that revokes it (off on a private display)")
+	indicator := fs.Bool("indicator", true, "on a shared or nested display, show on the person's display an always-on-top bar naming the session, with a Stop button that revokes it (off on a private display)")
 	sf := addSessionFlags(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -78,16 +78,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case cfg.display == "auto", cfg.display == "private", strings.HasPrefix(cfg.display, ":") && len(cfg.display) > 1:
+	case cfg.display == "nested":
+		if err := checkNested(os.Getenv); err != nil {
+			return fail("%v", err)
+		}
 	default:
-		return fail("--display %q: want auto, private or :N", cfg.display)
+		return fail("--display %q: want auto, private, nested or :N", cfg.display)
 	}
 	if *screen != "" {
 		w, h, err := parseScreen(*screen)
 		if err != nil {
 			return fail("%v", err)
 		}
-		if cfg.display != "private" && cfg.display != "auto" {
-			return fail("--screen applies to a private display (--display private)")
+		if cfg.display != "private" && cfg.display != "nested" && cfg.display != "auto" {
+			return fail("--screen applies to a private or nested display (--display private, --display nested)")
 		}
 		cfg.width, cfg.height = w, h
 	}
@@ -155,8 +159,10 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	if d, err = openRunDisplay(ctx, cfg, log); err != nil {
 		return err
 	}
-	if !d.facts.Private {
-		warnSharedDisplay(ctx, d.facts.Name, d.xauthority(), log)
+	if d.person != nil {
+		// A program of a nested display's session reaches the person's display through its
+		// abstract socket too: what the sandbox cannot hold back there holds for both.
+		warnSharedDisplay(ctx, d.person.facts.Name, d.person.xauthority(), log)
 	}
 
 	stdio := cfg.httpBind == ""
@@ -173,6 +179,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 			Consent:          cfg.setup.consentFor(d, log),
 			Journal:          cfg.setup.journal,
 			Sandbox:          cfg.setup.sandbox,
+			Person:           d.watch,
 		},
 		Proxy: host.ProxyOptions{
 			Logger: log,
@@ -194,12 +201,31 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		return err
 	}
 	px, h, info := st.Proxy(), st.Host(), st.Session()
-	if cfg.indicator && !d.facts.Private {
-		ind, err := showIndicator(ctx, h, d, info.Label, cfg.setup.spec.Mode.String(), log)
+	if cfg.indicator && d.person != nil {
+		// On the person's display: a nested display's own is the agent's.
+		ind, err := showIndicator(ctx, h, d.person, info.Label, cfg.setup.spec.Mode.String(), log)
 		if err != nil {
 			return err
 		}
 		defer ind.Close()
+	}
+	if d.facts.Nested {
+		// The nested window and everything in it go with the session.
+		stopWatch := closeWithSession(h, info.Label, d, log)
+		defer stopWatch()
+	}
+	if d.onClose != nil {
+		// Closing the nested display's window is the person's Stop.
+		d.onClose(func() {
+			log.Info("the person closed the nested display's window: revoking every session")
+			go func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if _, err := h.RevokeAll(sctx); err != nil {
+					log.Warn("revoke every session", "why", "nested window closed", "err", err)
+				}
+			}()
+		})
 	}
 	transport := "stdio"
 	if !stdio {
@@ -261,8 +287,11 @@ func showIndicator(ctx context.Context, h *host.Host, d *displaySetup, label, mo
 }
 
 // openRunDisplay resolves --display, starting a private display (of --screen size) when
-// asked or when auto finds no $DISPLAY.
+// asked or when auto finds no $DISPLAY, and a nested one (of --screen size) when asked.
 func openRunDisplay(ctx context.Context, cfg runConfig, log *slog.Logger) (*displaySetup, error) {
+	if cfg.display == "nested" {
+		return startNestedDisplay(ctx, cfg.width, cfg.height, runLabel, log)
+	}
 	if cfg.display == "private" || (cfg.display == "auto" && os.Getenv("DISPLAY") == "") {
 		d, err := display.Start(ctx, display.Options{Logger: log, Width: cfg.width, Height: cfg.height, WindowManager: true, SessionBus: true})
 		if err != nil {

@@ -160,7 +160,11 @@ func (s *sessionSetup) consentFor(d *displaySetup, log *slog.Logger) host.Consen
 	case "tty":
 		return host.ConsentTTY(host.TTYConsentOptions{})
 	case "dialog":
-		return host.ConsentDialog(host.DialogConsentOptions{Display: d.facts.Name, XAuthority: d.xauthority(), Mode: s.spec.Mode.String(), Logger: log})
+		ui := d
+		if d.facts.Nested && d.person != nil {
+			ui = d.person // the person's own display, outside the session's
+		}
+		return host.ConsentDialog(host.DialogConsentOptions{Display: ui.facts.Name, XAuthority: ui.xauthority(), Mode: s.spec.Mode.String(), Logger: log})
 	}
 	return nil // no provider: consent-needing calls are refused authorization_required
 }

@@ -31,6 +31,9 @@ type statusReport struct {
 	// display in $DISPLAY admits clients.
 	Sandbox sandboxStatus       `json:"sandbox"`
 	Display displayAccessStatus `json:"display"`
+	// Nested is whether `--display nested` can start here: Xephyr, and a person's display
+	// in $DISPLAY to show its window on.
+	Nested nestedStatus `json:"nested_display"`
 }
 
 // startupStatusRow says whether `cua-host run` would start, and if not why.
@@ -97,6 +100,7 @@ func runStatus(args []string, getenv func(string) string, stdout, stderr io.Writ
 	rep := collectStatus(af, *managedPolicy, *policyPath, getenv)
 	rep.Sandbox = probeSandbox()
 	rep.Display = probeDisplayAccess(context.Background(), getenv("DISPLAY"), statusXAuthority(getenv))
+	rep.Nested = probeNested(getenv)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -255,6 +259,12 @@ func printStatus(w io.Writer, rep statusReport) {
 		if d.InputMeaning != "" {
 			fmt.Fprintf(w, "%-21s %s\n", "person's input:", d.InputMeaning)
 		}
+	}
+	switch n := rep.Nested; {
+	case n.Available:
+		fmt.Fprintf(w, "%-21s Xephyr (%s): --display nested opens the session's desktop in a window on %s\n", "nested display:", n.Xephyr, n.Parent)
+	default:
+		fmt.Fprintf(w, "%-21s unavailable: %s\n", "nested display:", n.Error)
 	}
 	if rep.Startup.OK {
 		fmt.Fprintln(w, "startup:              ok")

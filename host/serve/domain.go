@@ -27,7 +27,7 @@ type domain struct {
 	h           *host.Host
 	disp        *display.Display // nil on a shared display
 	displayName string           // "private" until started, then ":N"
-	wantDisplay string           // what create_session asked for: "private" or ":N"
+	wantDisplay string           // what create_session asked for: "private", "nested" or ":N"
 	pids        []int            // the private display's processes
 	sessions    map[string]*session
 	stopped     bool
@@ -45,10 +45,21 @@ func (d *domain) startLocked(ctx context.Context, want string) (err error) {
 	facts := host.DisplayFacts{Name: want, XAuthority: userXAuthority()}
 	var disp *display.Display
 	var pids []int
-	if want == "private" {
-		disp, err = display.Start(ctx, display.Options{Logger: s.log, Width: s.opts.Width, Height: s.opts.Height, WindowManager: true, SessionBus: true})
+	var person host.PersonWatcher
+	if want == "private" || want == "nested" {
+		opts := display.Options{Logger: s.log, Width: s.opts.Width, Height: s.opts.Height, WindowManager: true, SessionBus: true}
+		if want == "nested" {
+			// The domain's own desktop in a window on the person's display (this process's
+			// $DISPLAY), which only Xephyr and the host's watch connect to.
+			parent := os.Getenv("DISPLAY")
+			if parent == "" {
+				return errors.New("nested display: $DISPLAY names no display of the person's to show the window on")
+			}
+			opts.Nested = &display.NestedOptions{Parent: parent, ParentXAuthority: userXAuthority(), Title: "cua-host: " + d.name}
+		}
+		disp, err = display.Start(ctx, opts)
 		if err != nil {
-			return fmt.Errorf("private display: %w", err)
+			return fmt.Errorf("%s display: %w", want, err)
 		}
 		defer func() {
 			if err != nil {
@@ -56,8 +67,11 @@ func (d *domain) startLocked(ctx context.Context, want string) (err error) {
 			}
 		}()
 		envs = disp.Env()
-		facts = host.DisplayFacts{Name: disp.Name(), Private: true, ServerPID: disp.ServerPID(), XAuthority: disp.XAuthority()}
+		facts = host.DisplayFacts{Name: disp.Name(), Private: true, Nested: disp.Nested(), ServerPID: disp.ServerPID(), XAuthority: disp.XAuthority()}
 		pids = disp.PIDs()
+		if disp.Nested() {
+			person = disp
+		}
 	}
 	domain := d.name
 	h, err := host.Start(ctx, host.Options{
@@ -74,6 +88,7 @@ func (d *domain) startLocked(ctx context.Context, want string) (err error) {
 		Consent: func(ctx context.Context, r host.ConsentRequest) host.ConsentDecision {
 			return s.consent.ask(ctx, domain, r)
 		},
+		Person: person,
 	})
 	if err != nil {
 		return err
@@ -191,7 +206,7 @@ func (d *domain) info() (WorkerInfo, DisplayInfo, bool) {
 	for label := range d.sessions {
 		w.Sessions = append(w.Sessions, label)
 	}
-	disp := DisplayInfo{Name: d.displayName, Private: d.disp != nil, TrustDomain: d.name}
+	disp := DisplayInfo{Name: d.displayName, Private: d.disp != nil, Nested: d.disp != nil && d.disp.Nested(), TrustDomain: d.name}
 	if d.disp != nil {
 		disp.ServerPID, disp.PIDs = d.disp.ServerPID(), d.disp.PIDs()
 	}

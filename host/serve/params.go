@@ -171,10 +171,10 @@ func checkCreate(p createParams, ceiling authz.Ceiling) (sessionSpec, *Error) {
 	switch {
 	case spec.display == "":
 		spec.display = "private"
-	case spec.display == "private":
+	case spec.display == "private", spec.display == "nested":
 	case len(spec.display) > 1 && spec.display[0] == ':' && isDisplayNumber(spec.display[1:]):
 	default:
-		return spec, errorf(CodeInvalidParams, "invalid params: \"display\" must be \"private\" or \":N\", got %q", p.Display)
+		return spec, errorf(CodeInvalidParams, "invalid params: \"display\" must be \"private\", \"nested\" or \":N\", got %q", p.Display)
 	}
 	var e *Error
 	if spec.ttl, e = parseDuration("ttl", p.TTL); e != nil {

@@ -371,8 +371,10 @@ type CallInfo struct {
 
 // DisplayInfo describes one display a worker drives.
 type DisplayInfo struct {
-	Name        string `json:"name"`
-	Private     bool   `json:"private"`
+	Name    string `json:"name"`
+	Private bool   `json:"private"`
+	// Nested is true for a private display shown as a window on the person's display.
+	Nested      bool   `json:"nested,omitempty"`
 	ServerPID   int    `json:"server_pid,omitempty"`
 	PIDs        []int  `json:"pids,omitempty"`
 	TrustDomain string `json:"trust_domain"`

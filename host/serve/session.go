@@ -150,7 +150,7 @@ func (s *Server) startSession(ctx context.Context, d *domain, spec sessionSpec) 
 	}
 	fresh := !started
 	if fresh {
-		if spec.display != "private" {
+		if spec.display != "private" && spec.display != "nested" { // those start a display of the domain's own
 			s.mu.Lock()
 			for _, other := range s.domains {
 				if other != d && other.drives(spec.display) {
@@ -329,7 +329,7 @@ func (sess *session) info() SessionInfo {
 	si := SessionInfo{
 		Label: sess.label, TrustDomain: sess.d.name, Mode: sess.spec.mode.String(),
 		CreatedAt: sess.created.UTC().Truncate(time.Millisecond), ExpiresAt: sess.expires.UTC(), IdleTTL: sess.spec.idleTTL.String(),
-		Display: sess.displayName, Private: sess.spec.display == "private",
+		Display: sess.displayName, Private: sess.spec.display == "private" || sess.spec.display == "nested",
 		WorkerPID: sess.workerPID, ProxyPID: sess.proxy.PID(),
 		Endpoint: Endpoint{Unix: sess.sock},
 	}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/display"
+)
+
+// checkNested says why --display nested cannot start here: no person's display in
+// $DISPLAY to show the window on, or no Xephyr (with the package to install).
+func checkNested(getenv func(string) string) error {
+	if getenv("DISPLAY") == "" {
+		return errors.New("--display nested shows the session's desktop in a window on your display, and $DISPLAY names none (use --display private for a headless one)")
+	}
+	if _, err := display.FindXephyr(getenv("PATH")); err != nil {
+		return fmt.Errorf("--display nested: %w", err)
+	}
+	return nil
+}
+
+// personXAuthority is the Xauthority file of the person's display as every X client of
+// theirs finds it: $XAUTHORITY, else ~/.Xauthority.
+func personXAuthority(getenv func(string) string) string {
+	if v := getenv("XAUTHORITY"); v != "" {
+		return v
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".Xauthority")
+	}
+	return ""
+}
+
+// startNestedDisplay starts a nested display of width×height (0: the default size) titled
+// "cua-host: LABEL", shown on the person's display in $DISPLAY. The worker gets the nested
+// display's environment only; the person's display and cookie stay with the host, which
+// shows its indicator and consent dialog there (person) and watches the person's use of
+// the window (watch).
+func startNestedDisplay(ctx context.Context, width, height int, label string, log *slog.Logger) (*displaySetup, error) {
+	if err := checkNested(os.Getenv); err != nil {
+		return nil, err
+	}
+	parent, parentXA := os.Getenv("DISPLAY"), personXAuthority(os.Getenv)
+	ds := &displaySetup{}
+	var onClose atomic.Pointer[func()]
+	d, err := display.Start(ctx, display.Options{Logger: log, Width: width, Height: height, WindowManager: true, SessionBus: true,
+		Nested: &display.NestedOptions{Parent: parent, ParentXAuthority: parentXA, Title: "cua-host: " + label,
+			OnClose: func() {
+				if f := onClose.Load(); f != nil {
+					(*f)()
+				}
+			}}})
+	if err != nil {
+		return nil, fmt.Errorf("nested display: %w", err)
+	}
+	log.Info("nested display started", "display", d.Name(), "parent", parent, "window", fmt.Sprintf("0x%x", d.Window()), "server_pid", d.ServerPID())
+	ds.env = d.Env()
+	ds.facts = host.DisplayFacts{Name: d.Name(), Private: true, Nested: true, ServerPID: d.ServerPID(), XAuthority: d.XAuthority()}
+	ds.pids = d.PIDs()
+	ds.close = func() { d.Close() }
+	ds.watch = d
+	ds.person = &displaySetup{env: []string{"DISPLAY=" + parent, "XAUTHORITY=" + parentXA}, facts: host.DisplayFacts{Name: parent, XAuthority: parentXA}}
+	ds.onClose = func(f func()) { onClose.Store(&f) }
+	return ds, nil
+}
+
+// nestedStatus is whether `--display nested` can start here.
+type nestedStatus struct {
+	Available bool   `json:"available"`
+	Xephyr    string `json:"xephyr,omitempty"`
+	// Parent is the person's display the window would open on ($DISPLAY).
+	Parent string `json:"parent,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// probeNested reports whether Xephyr and a person's display are there.
+func probeNested(getenv func(string) string) nestedStatus {
+	st := nestedStatus{Parent: getenv("DISPLAY")}
+	bin, err := display.FindXephyr(getenv("PATH"))
+	st.Xephyr = bin
+	if err == nil {
+		err = checkNested(getenv)
+	}
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	st.Available = true
+	return st
+}
+
+// sessionEndPoll is how often `run` asks the worker whether a nested display's session is
+// still live.
+const sessionEndPoll = 250 * time.Millisecond
+
+// closeWithSession closes the nested display d once the session label is no longer live on
+// h — revoked (Stop, the person closing the window, a revocation) or ended — so that the
+// window and every program in it go with the session; the agent's later calls are still
+// answered (authorization_revoked, session_ended). It returns a function that stops
+// watching and waits for it.
+func closeWithSession(h *host.Host, label string, d *displaySetup, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(sessionEndPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			st, err := h.Status(ctx)
+			if err != nil {
+				return // the worker is gone: run's own teardown closes the display
+			}
+			if !slices.ContainsFunc(st.Sessions, func(s host.SessionStatus) bool { return s.Label == label }) {
+				log.Info("the session ended: closing its nested display", "session", label, "display", d.facts.Name)
+				d.Close()
+				return
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
