@@ -232,6 +232,8 @@ func (h *Host) CreateSessionOn(ctx context.Context, spec SessionSpec, theirs *os
 		IdleTtlSeconds: uint32(spec.IdleTTL / time.Second),
 		ClientKind:     spec.ClientKind,
 		Transport:      spec.Transport,
+		Tools:          spec.Tools,
+		ExcludeTools:   spec.ExcludeTools,
 	}
 	if len(spec.Manifest) > 0 {
 		sum := sha256.Sum256(spec.Manifest)

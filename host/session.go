@@ -50,6 +50,12 @@ type SessionSpec struct {
 	// program calling through this package. They grant nothing.
 	ClientKind string
 	Transport  string
+	// Tools and ExcludeTools select the tools the session serves: when Tools is not empty,
+	// those and no other; never those in ExcludeTools (authz.NewToolSelection checks the
+	// names). The worker leaves the others out of tools/list and refuses their calls with
+	// permission_denied. Both empty: every tool the mode, policy and manifest allow.
+	Tools        []string
+	ExcludeTools []string
 }
 
 // SessionInfo is what the worker confirmed about a new session.

@@ -194,6 +194,11 @@ func newRequest(name string, raw []byte) request {
 //	8. the caller invokes the handler with the call's deadline; the handler gets the
 //	   decoded arguments and the resolved window on tool.Call.
 func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*tool.Call, *tool.Tool, *authz.Refusal) {
+	// A tool the host left out of the session is not there at all: refused before its
+	// arguments or its target are looked at.
+	if r := s.tools.Refusal(req.name); r != nil {
+		return nil, nil, r
+	}
 	if req.refusal != nil {
 		return nil, nil, req.refusal
 	}
@@ -305,11 +310,14 @@ func parseArgs(raw []byte) (map[string]any, *authz.Refusal) {
 	return m, nil
 }
 
-// listTools answers ListTools for session s: the tools it may call, with the inventory's
-// annotations.
+// listTools answers ListTools for session s: the tools it may call (the host's selection,
+// then the policy and mode), with the inventory's annotations.
 func (w *worker) listTools(s *session) *cuav1.ToolList {
 	out := &cuav1.ToolList{}
 	for _, t := range w.reg.Tools() {
+		if !s.tools.Enabled(t.Name) {
+			continue
+		}
 		e, ok := w.authorizer.pipe.Listed(s.ctx, s.authority, t.Name)
 		if !ok {
 			continue

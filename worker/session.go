@@ -35,6 +35,9 @@ type session struct {
 	labels labels
 	// reach is how the session is reached, as the host said (get_session reports it).
 	reach reach
+	// tools is the host's selection of the tools the session serves (CreateSession's
+	// tools and exclude_tools); fixed at creation like authority.
+	tools authz.ToolSelection
 
 	// ctx is cancelled when the session is revoked or ends; in-flight calls derive from it.
 	ctx    context.Context
@@ -97,6 +100,11 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
 		return
 	}
+	tools, err := authz.NewToolSelection(req.GetTools(), req.GetExcludeTools(), w.authorizer.pipe.Inventory())
+	if err != nil {
+		w.controlError(callID, authz.CodeInvalidRequest, "session %q: %v", label, err)
+		return
+	}
 	ttl := time.Duration(req.GetTtlSeconds()) * time.Second
 	idle := time.Duration(req.GetIdleTtlSeconds()) * time.Second
 	if err := w.ceiling.Admit(mode, ttl, idle); err != nil {
@@ -125,6 +133,7 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 		conn:         conn,
 		label:        label,
 		reach:        reach,
+		tools:        tools,
 		authority:    auth,
 		state:        newToolSession(label, mode.String(), w.hello.GetDisplay().GetPrivate(), w.launchRootOf),
 		lastActivity: now,
@@ -151,7 +160,7 @@ func (w *worker) createSession(callID uint64, req *cuav1.CreateSession, fd *os.F
 	w.wg.Add(1)
 	w.mu.Unlock()
 
-	w.log.Info("session created", "label", label, "mode", mode.String(), "expires", auth.Expires, "idle_ttl", auth.IdleTTL, "manifest_sha256", auth.ManifestSHA256)
+	w.log.Info("session created", "label", label, "mode", mode.String(), "expires", auth.Expires, "idle_ttl", auth.IdleTTL, "manifest_sha256", auth.ManifestSHA256, "tools", tools.String())
 	w.sendControl(callID, &cuav1.ControlFrame{Body: &cuav1.ControlFrame_SessionCreated{SessionCreated: &cuav1.SessionCreated{
 		Label: label, ExpiresAtUnixMs: auth.Expires.UnixMilli(),
 	}}}, nil)
