@@ -44,6 +44,12 @@ func TestSandboxedAppsRun(t *testing.T) {
 					continue
 				}
 				argv := append([]string{path}, a.argv[1:]...)
+				// The terminal's shell says when it is ready to read what is typed (a shell
+				// reading start-up files drops or delays early keys).
+				ready := filepath.Join(t.TempDir(), "ready")
+				if a.name == "xterm" {
+					argv = append(argv, "-e", "/bin/sh", "-c", "touch "+ready+"; exec /bin/sh")
+				}
 				res := call(t, s, "launch_app", map[string]any{"name": declareApp(t, display.name+"-"+a.name, argv, ""), "timeout_ms": 15000})
 				if !check(t, "launch_app "+a.name, res, "") {
 					continue
@@ -62,6 +68,14 @@ func TestSandboxedAppsRun(t *testing.T) {
 					continue
 				}
 				// The terminal's shell runs, inside the sandbox, and writes where told.
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					if _, err := os.Stat(ready); err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: the shell never started", a.name)
+					}
+				}
 				file := filepath.Join(t.TempDir(), "from-the-shell")
 				check(t, "type into xterm", call(t, s, "type_text", map[string]any{"pid": l.PID, "window_id": l.WindowIDs[0],
 					"text": "echo sandboxed-shell > " + file + "\n"}), "")
