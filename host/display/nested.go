@@ -307,8 +307,10 @@ func (d *Display) startNested(ctx context.Context, path string, opts Options) er
 	if no.ParentXAuthority != "" {
 		env = append(env, "XAUTHORITY="+no.ParentXAuthority)
 	}
-	// -parent must come before -screen for the screen to be drawn into the window.
-	args := []string{"-displayfd", "3", "-auth", d.xauth, "-title", title,
+	// -parent must come before -screen for the screen to be drawn into the window. The
+	// title Xephyr gives its own window (inside the frame) differs from the frame's, so
+	// that a search by the frame's title finds the frame alone.
+	args := []string{"-displayfd", "3", "-auth", d.xauth, "-title", title + " (Xephyr)",
 		"-parent", "0x" + strconv.FormatUint(uint64(f.top), 16),
 		"-screen", fmt.Sprintf("%dx%d", opts.Width, opts.Height), "-resizeable", "-no-host-grab",
 		"-nolisten", "tcp", "-noreset"}

@@ -321,13 +321,13 @@ func TestNestedTakeOver(t *testing.T) {
 }
 
 // TestNestedGoesWithTheSession: the person's Stop on the session indicator (on their own
-// display) revokes the session and closes the nested window and everything in it, while
-// the agent's calls are still answered; and when the host dies outright (SIGKILL) the
-// window and Xephyr go with it. Oracles: xwininfo and xdotool on the person's display,
+// display), or their closing the window, revokes the session and closes the nested window
+// and everything in it, while the agent's calls are still answered; and when the host dies
+// outright (SIGKILL) the window and Xephyr go with it. Oracles: xwininfo and xdotool on the person's display,
 // the process table.
 func TestNestedGoesWithTheSession(t *testing.T) {
 	needDesktop(t)
-	need(t, "Xephyr", "xdotool", "xwininfo")
+	need(t, "Xephyr", "xdotool", "xwininfo", "wmctrl")
 	p := startPerson(t)
 
 	rp := startNested(t, p)
@@ -371,6 +371,20 @@ func TestNestedGoesWithTheSession(t *testing.T) {
 	if err := rp.close(); err != nil {
 		t.Errorf("cua-host run exit after Stop: %v", err)
 	}
+
+	// The person closes the window through their window manager: that is Stop too.
+	rp = startNested(t, p, "--indicator=false")
+	p.nestedWindow()
+	if out, err := p.run("wmctrl", "-c", nestedTitle); err != nil {
+		t.Fatalf("wmctrl -c: %v: %s", err, out)
+	}
+	if !waitFor(5*time.Second, func() bool { return p.search("^"+nestedTitle+"$") == "" }) {
+		t.Errorf("the nested window stays after the person closed it:\n%s", p.tree())
+	}
+	if res := rp.call(t, "get_screen_size", nil); refusalCode(t, res) != "authorization_revoked" {
+		t.Errorf("a call after the person closed the window: %s, want authorization_revoked", text(res))
+	}
+	rp.close()
 
 	// The host killed: its connection to the person's display goes, and the window with it;
 	// Xephyr dies with its parent.
