@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -28,6 +29,9 @@ type sessionFlags struct {
 	journalMaxBytes    int64
 
 	sandbox string
+
+	// tools and excludeTools are --tools and --exclude-tools as given (comma-separated).
+	tools, excludeTools string
 }
 
 // addSessionFlags registers the shared flags on fs.
@@ -44,6 +48,8 @@ func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.IntVar(&f.journalMaxShots, "journal-max-shots", 0, "screenshots kept per session; the oldest are removed beyond it (0: 500, -1: no limit)")
 	fs.Int64Var(&f.journalMaxBytes, "journal-max-shot-bytes", 0, "screenshot bytes kept per session (0: 128 MiB, -1: no limit)")
 	fs.StringVar(&f.sandbox, "sandbox", "on", "on: every program a session launches runs in a bubblewrap sandbox that hides the person's cookies, the journal and every other process, and launches are refused where none can be built; off: launched programs run unconfined, as you (docs/security.md)")
+	fs.StringVar(&f.tools, "tools", "", "serve only these tools (comma-separated): tools/list shows only them and the worker refuses any other with permission_denied; an unknown name is a startup error")
+	fs.StringVar(&f.excludeTools, "exclude-tools", "", "never serve these tools (comma-separated); an unknown name is a startup error")
 	return f
 }
 
@@ -121,6 +127,10 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		// The manifest's lifetimes bound the session's.
 		ttl, idle = min(ttl, parsed.ExpiresAfter), min(idle, parsed.IdleTimeout)
 	}
+	tools, err := f.toolSelection()
+	if err != nil {
+		return nil, err
+	}
 	var jr *host.JournalOptions
 	if f.journal != "" {
 		jr = &host.JournalOptions{
@@ -138,7 +148,7 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 			MaxIdleTTL:               idle,
 		},
 		policy:   set,
-		spec:     host.SessionSpec{Label: label, Mode: mode, Manifest: manifest, TTL: ttl, IdleTTL: idle},
+		spec:     host.SessionSpec{Label: label, Mode: mode, Manifest: manifest, TTL: ttl, IdleTTL: idle, Tools: tools.Only(), ExcludeTools: tools.Exclude()},
 		consent:  f.consent,
 		manifest: parsed,
 	}, nil
@@ -167,4 +177,25 @@ func (s *sessionSetup) consentFor(d *displaySetup, log *slog.Logger) host.Consen
 		return host.ConsentDialog(host.DialogConsentOptions{Display: ui.facts.Name, XAuthority: ui.xauthority(), Mode: s.spec.Mode.String(), Logger: log})
 	}
 	return nil // no provider: consent-needing calls are refused authorization_required
+}
+
+// toolSelection checks --tools and --exclude-tools against the shipped inventory: every
+// name must be a tool cua-host serves, and no tool may be in both.
+func (f *sessionFlags) toolSelection() (authz.ToolSelection, error) {
+	split := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return strings.Split(v, ",")
+	}
+	sel, err := authz.NewToolSelection(split(f.tools), split(f.excludeTools), authz.DefaultInventory())
+	var se *authz.SelectionError
+	if errors.As(err, &se) {
+		name := "--tools"
+		if se.List == "exclude_tools" {
+			name = "--exclude-tools"
+		}
+		return authz.ToolSelection{}, fmt.Errorf("%s: %s", name, se.Reason)
+	}
+	return sel, err
 }
