@@ -155,6 +155,11 @@ func TestZenityThroughTools(t *testing.T) {
 	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200}) // takes the focus
 	harness.Command(t, "xdotool", "mousemove", "--window", fmt.Sprint(xl.Window), "40", "50")
 	px, py, active := a11yenv.Pointer(t)
+	// The window manager activates the new window shortly after it maps.
+	for deadline := time.Now().Add(3 * time.Second); active != fmt.Sprint(xl.Window) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		px, py, active = a11yenv.Pointer(t)
+	}
 	if active != fmt.Sprint(xl.Window) {
 		t.Fatalf("active window %s, want xevlog %d", active, xl.Window)
 	}
