@@ -235,9 +235,9 @@ func TestNestedDisplay(t *testing.T) {
 }
 
 // TestNestedTakeOver: while the person's pointer is in the nested window, or the window
-// has their keyboard focus, the agent's input is refused person_active and nothing reaches
-// the nested display (an xevlog window there logs no button or key); once the person
-// leaves, the next call lands. Oracles: xevlog's log, xdotool on the person's display.
+// has their keyboard focus, the agent's input is refused person_active and nothing of the
+// agent's reaches the nested display (an xevlog window there logs no button or key), while
+// the person's own keys do; once the person leaves, the next call lands. Oracles: xevlog's log, xdotool on the person's display.
 func TestNestedTakeOver(t *testing.T) {
 	needDesktop(t)
 	need(t, "Xephyr", "xdotool", "xwininfo")
@@ -315,6 +315,10 @@ func TestNestedTakeOver(t *testing.T) {
 	// The person's keyboard focus in the window.
 	p.xdo("windowactivate", "--sync", win)
 	refused("focus in the nested window", "type_text", key)
+	// Meanwhile the person types there themselves: their keys reach the nested display.
+	keys := count(log.events(), "key_press")
+	p.xdo("type", "--delay", "20", "ok")
+	log.wait(t, "the person's keys", func(evs []map[string]any) bool { return count(evs, "key_press") >= keys+2 })
 	p.xdo("windowactivate", "--sync", p.term)
 	lands("after the focus went back", "type_text", key, "key_press")
 	p.untouched("at the end")
