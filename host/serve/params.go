@@ -26,6 +26,9 @@ type createParams struct {
 	HTTP        bool            `json:"http"`
 	// DangerouslyBypassApprovals must be true with mode "unrestricted".
 	DangerouslyBypassApprovals bool `json:"dangerously_bypass_approvals"`
+	// Tools and ExcludeTools select the tools the session serves (authz.ToolSelection).
+	Tools        []string `json:"tools"`
+	ExcludeTools []string `json:"exclude_tools"`
 }
 
 // sessionRef names one session (revoke_session).
@@ -133,6 +136,7 @@ type sessionSpec struct {
 	idleTTL  time.Duration
 	display  string // "private" or ":N"
 	http     bool
+	tools    authz.ToolSelection
 }
 
 // checkCreate validates create_session's parameters against the ceiling and reads an
@@ -165,6 +169,18 @@ func checkCreate(p createParams, ceiling authz.Ceiling) (sessionSpec, *Error) {
 	case p.Manifest != "" && mode != authz.Bounded:
 		return spec, errorf(CodeInvalidParams, "invalid params: \"manifest\" applies only to mode bounded")
 	}
+	if p.Tools != nil && len(p.Tools) == 0 {
+		return spec, errorf(CodeInvalidParams, "invalid params: \"tools\" is empty; leave it out to serve every tool")
+	}
+	sel, err := authz.NewToolSelection(p.Tools, p.ExcludeTools, authz.DefaultInventory())
+	var se *authz.SelectionError
+	switch {
+	case errors.As(err, &se):
+		return spec, errorf(CodeInvalidParams, "invalid params: %q: %s", se.List, se.Reason)
+	case err != nil:
+		return spec, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	spec.tools = sel
 	if !slices.Contains(ceiling.AllowedModes, mode) {
 		return spec, errorf(CodeRefused, "mode %s is outside this host's ceiling (serve --allow-modes)", mode)
 	}

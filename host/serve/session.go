@@ -234,7 +234,7 @@ func (s *Server) startSession(ctx context.Context, d *domain, spec sessionSpec) 
 		}
 	}()
 	info, err := h.CreateSessionOn(ctx, host.SessionSpec{Label: spec.label, Mode: spec.mode, Manifest: spec.manifest, TTL: spec.ttl, IdleTTL: spec.idleTTL,
-		ClientKind: "mcp", Transport: serveTransport(spec.http)}, workerEnd)
+		ClientKind: "mcp", Transport: serveTransport(spec.http), Tools: spec.tools.Only(), ExcludeTools: spec.tools.Exclude()}, workerEnd)
 	if err != nil {
 		var re *host.RequestError
 		if errors.As(err, &re) {
