@@ -95,3 +95,29 @@ func TestSandboxedAppsRun(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchedProgramsAskForAccessibility: a launched program's environment turns Qt's
+// accessibility on (Qt joins the accessibility bus only when told to), so the element
+// tools reach its widgets. Witness: the environment the program wrote to a file.
+func TestLaunchedProgramsAskForAccessibility(t *testing.T) {
+	requireDesktop(t)
+	h := startHost(t, host.Options{})
+	s := session(t, h, host.SessionSpec{Label: "accessible-env", Mode: authz.Standard})
+	out := filepath.Join(t.TempDir(), "env")
+	id := declareApp(t, "env-writer", []string{"/bin/sh", "-c", "env > " + out}, "")
+	if !check(t, "launch_app env-writer", call(t, s, "launch_app", map[string]any{"name": id, "timeout_ms": 0}), "") {
+		t.FailNow()
+	}
+	var env []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(out); err == nil && len(b) > 0 {
+			env = b
+			break
+		}
+	}
+	for _, want := range []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "QT_ACCESSIBILITY=1"} {
+		if !strings.Contains(string(env), want+"\n") {
+			t.Errorf("the launched program's environment lacks %s:\n%s", want, env)
+		}
+	}
+}

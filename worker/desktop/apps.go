@@ -95,7 +95,7 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 			before = &f
 		}
 	}
-	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: launch.Argv[0], Args: launch.Argv[1:], WindowTimeout: timeout})
+	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: launch.Argv[0], Args: launch.Argv[1:], Env: accessibleEnv, WindowTimeout: timeout})
 	root := 0
 	if l != nil {
 		root = l.PID
@@ -157,6 +157,11 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	}
 	return result(text, out), nil
 }
+
+// accessibleEnv turns on the accessibility of toolkits that keep it off unless a screen
+// reader runs: Qt joins the accessibility bus only when told to. What the session launches
+// has an accessibility tree for the element tools, menus and read-backs.
+var accessibleEnv = []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "QT_ACCESSIBILITY=1"}
 
 // focusWatch is how long after a launch on a shared display the person's keyboard focus is
 // watched: a window manager focuses a new window when it maps it, which the person did not
