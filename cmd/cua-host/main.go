@@ -104,7 +104,7 @@ func usage(w io.Writer) {
                [--http 127.0.0.1:PORT] [--log-file F] [--log-level L]   serve MCP (stdio) to one agent
                [--journal DIR [--journal-text] [--journal-screenshots=false]
                 [--journal-max-shots N] [--journal-max-shot-bytes N]] [--sandbox on|off]
-               [--tools T,… | --exclude-tools T,…]   serve only these tools / never these (the worker refuses the others)
+               [--tools T,…] [--exclude-tools T,…]   serve only these tools / never these (the worker refuses the others)
   cua-host call [--display auto|private|:N] [--timeout D] [--log-level L] [--journal DIR …]
                 [--tools T,…] [--exclude-tools T,…] TOOL [ARGS_JSON]
   cua-host call --session ENDPOINT [--timeout D] TOOL [ARGS_JSON]   (or $CUA_HOST_SESSION) a running session
