@@ -43,7 +43,16 @@ func startPerson(t *testing.T) *personDesktop {
 	}) {
 		t.Fatal("the person's terminal never showed")
 	}
-	p.xdo("windowactivate", "--sync", p.term)
+	// The window manager may still be taking the new window on: activate it until it has
+	// the focus and keeps it.
+	if !waitUntil(10*time.Second, func() bool {
+		p.tryXdo("windowactivate", "--sync", p.term)
+		time.Sleep(100 * time.Millisecond)
+		f, err := p.tryXdo("getwindowfocus")
+		return err == nil && f == p.term
+	}) {
+		t.Fatal("the person's terminal never kept the focus")
+	}
 	p.xdo("mousemove", "--sync", "1270", "790")
 	return p
 }
