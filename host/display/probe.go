@@ -6,11 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"slices"
-	"strconv"
 	"unicode/utf8"
+
+	"github.com/cua-host/cua-host/internal/xauth"
 )
 
 // ServerFacts is what one trusted connection learns about an X server: the extensions it
@@ -104,56 +104,17 @@ func probeCookie(path string, num int) ([]byte, string) {
 	if path == "" {
 		return nil, "no Xauthority file ($XAUTHORITY unset and no home directory)"
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err.Error()
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return nil, err.Error()
-	}
-	host, _ := os.Hostname()
-	cookie, found := findCookie(data, host, num)
-	if !found {
+	cookie, err := xauth.Cookie(path, num)
+	var pathErr *fs.PathError
+	switch {
+	case errors.Is(err, xauth.ErrNoEntry):
 		return nil, fmt.Sprintf("%s has no %s for display :%d", path, cookieName, num)
+	case errors.As(err, &pathErr):
+		return nil, pathErr.Error()
+	case err != nil:
+		return nil, err.Error()
 	}
 	return cookie, ""
-}
-
-// findCookie walks Xauthority entries: family u16, then address, display number, name
-// and data, each a big-endian u16 length and the bytes. A truncated entry ends the walk.
-func findCookie(data []byte, host string, num int) ([]byte, bool) {
-	want := strconv.Itoa(num)
-	r := bytes.NewReader(data)
-	field := func() ([]byte, bool) {
-		var n uint16
-		if binary.Read(r, binary.BigEndian, &n) != nil || int(n) > r.Len() {
-			return nil, false
-		}
-		b := make([]byte, n)
-		_, err := io.ReadFull(r, b)
-		return b, err == nil
-	}
-	for r.Len() > 0 {
-		var family uint16
-		if binary.Read(r, binary.BigEndian, &family) != nil {
-			return nil, false
-		}
-		var fs [4][]byte
-		for i := range fs {
-			var ok bool
-			if fs[i], ok = field(); !ok {
-				return nil, false
-			}
-		}
-		addr, disp, name, cookie := string(fs[0]), string(fs[1]), string(fs[2]), fs[3]
-		if (family == familyWild || family == familyLocal && addr == host) &&
-			(disp == "" || disp == want) && name == cookieName && len(cookie) == 16 {
-			return cookie, true
-		}
-	}
-	return nil, false
 }
 
 // listExtensionNames sends ListExtensions (opcode 99).

@@ -183,23 +183,3 @@ func FuzzParseExtensionNames(f *testing.F) {
 		}
 	})
 }
-
-// FuzzFindCookie: any Xauthority content yields a 16-byte cookie or none, never a panic.
-func FuzzFindCookie(f *testing.F) {
-	path := filepath.Join(f.TempDir(), "Xauthority")
-	if err := writeXauthority(path, make([]byte, 16), 3); err != nil {
-		f.Fatal(err)
-	}
-	seed, err := os.ReadFile(path)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(seed, 3)
-	f.Add([]byte{0xff, 0xff, 0, 0}, 0)
-	f.Fuzz(func(t *testing.T, data []byte, num int) {
-		host, _ := os.Hostname()
-		if c, ok := findCookie(data, host, num); ok && len(c) != 16 {
-			t.Fatalf("findCookie returned a %d-byte cookie", len(c))
-		}
-	})
-}

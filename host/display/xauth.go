@@ -5,16 +5,17 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/cua-host/cua-host/internal/xauth"
 )
 
 const (
-	familyLocal = 256    // FamilyLocal in Xauth.h
-	familyWild  = 0xffff // FamilyWild
-	cookieName  = "MIT-MAGIC-COOKIE-1"
+	familyLocal = xauth.FamilyLocal
+	familyWild  = xauth.FamilyWild
+	cookieName  = xauth.CookieName
 )
 
 // newCookie returns 16 random bytes.
@@ -67,47 +68,4 @@ func writeXauthority(path string, cookie []byte, num int) error {
 		return fmt.Errorf("xauthority: %w", err)
 	}
 	return nil
-}
-
-// readCookie returns the MIT-MAGIC-COOKIE-1 for local display num in the Xauthority file at
-// path: the first entry of family Local for this host, or Wild, for display num or for any
-// display — the entry Xlib would send.
-func readCookie(path string, num int) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("xauthority: %w", err)
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return nil, fmt.Errorf("hostname: %w", err)
-	}
-	want := strconv.Itoa(num)
-	r := bytes.NewReader(data)
-	field := func() ([]byte, error) {
-		var n uint16
-		if err := binary.Read(r, binary.BigEndian, &n); err != nil {
-			return nil, err
-		}
-		b := make([]byte, n)
-		_, err := io.ReadFull(r, b)
-		return b, err
-	}
-	for r.Len() > 0 {
-		var family uint16
-		if err := binary.Read(r, binary.BigEndian, &family); err != nil {
-			break
-		}
-		var fs [4][]byte
-		for i := range fs {
-			if fs[i], err = field(); err != nil {
-				return nil, fmt.Errorf("xauthority %s: truncated entry", path)
-			}
-		}
-		addr, disp, name, cookie := string(fs[0]), string(fs[1]), string(fs[2]), fs[3]
-		if (family == familyWild || family == familyLocal && addr == host) &&
-			(disp == "" || disp == want) && name == cookieName && len(cookie) == 16 {
-			return cookie, nil
-		}
-	}
-	return nil, fmt.Errorf("xauthority %s: no %s for display :%d", path, cookieName, num)
 }

@@ -1,15 +1,11 @@
 package personui
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,14 +14,13 @@ import (
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 
+	"github.com/cua-host/cua-host/internal/xauth"
 	"github.com/cua-host/cua-host/internal/xinput2"
 )
 
 // handshakeTimeout bounds connecting and the X setup exchange when ctx has no earlier
 // deadline: a wedged server must not hold a consent request forever.
 const handshakeTimeout = 5 * time.Second
-
-const cookieName = "MIT-MAGIC-COOKIE-1"
 
 var silenceXGB sync.Once
 
@@ -80,7 +75,7 @@ func dial(ctx context.Context, opts Options) (_ *conn, err error) {
 	_ = nc.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	ec := xinput2.NewEventConn(nc, keepSent)
-	sc := &setupConn{Conn: ec, data: cookie}
+	sc := &xauth.SetupConn{Conn: ec, Cookie: cookie}
 	x, err := xgb.NewConnNet(sc)
 	stopped := stop()
 	if err != nil {
@@ -125,12 +120,6 @@ func parseDisplay(name string) (num, screen int, err error) {
 	return num, screen, nil
 }
 
-// Xauthority entry families (Xauth.h).
-const (
-	familyLocal = 256
-	familyWild  = 0xffff
-)
-
 // cookieFor returns the cookie to send to local display num from the Xauthority file at
 // path, or, when there is none to send, says why (Xlib's rule: no file, an unreadable file or
 // no entry for the display means connecting without a cookie).
@@ -146,90 +135,11 @@ func cookieFor(path string, num int) (cookie []byte, none string) {
 }
 
 // readCookie finds the MIT-MAGIC-COOKIE-1 for local display num in the Xauthority file at
-// path: an entry of family Local for this host or Wild, for display num or any display.
+// path (internal/xauth), as an ErrDisplay.
 func readCookie(path string, num int) ([]byte, error) {
-	f, err := os.Open(path)
+	c, err := xauth.Cookie(path, num)
 	if err != nil {
-		return nil, fmt.Errorf("%w: xauthority: %w", ErrDisplay, err)
+		return nil, fmt.Errorf("%w: %w", ErrDisplay, err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("%w: xauthority: %w", ErrDisplay, err)
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return nil, fmt.Errorf("%w: hostname: %w", ErrDisplay, err)
-	}
-	want := strconv.Itoa(num)
-	r := bytes.NewReader(data)
-	field := func() ([]byte, error) {
-		var n uint16
-		if err := binary.Read(r, binary.BigEndian, &n); err != nil {
-			return nil, err
-		}
-		b := make([]byte, n)
-		_, err := io.ReadFull(r, b)
-		return b, err
-	}
-	for r.Len() > 0 {
-		var family uint16
-		if err := binary.Read(r, binary.BigEndian, &family); err != nil {
-			break
-		}
-		var fs [4][]byte
-		for i := range fs {
-			if fs[i], err = field(); err != nil {
-				return nil, fmt.Errorf("%w: xauthority %s: truncated entry", ErrDisplay, path)
-			}
-		}
-		addr, disp, name, cookie := string(fs[0]), string(fs[1]), string(fs[2]), fs[3]
-		if (family == familyWild || family == familyLocal && addr == host) &&
-			(disp == "" || disp == want) && name == cookieName && len(cookie) == 16 {
-			return cookie, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: xauthority %s: no %s for display :%d", ErrDisplay, path, cookieName, num)
-}
-
-// setupConn replaces the authorization in the first request written on it — xgb's
-// connection setup request — with data (MIT-MAGIC-COOKIE-1, or none when data is empty).
-// Later writes pass through. The first Write happens in NewConnNet before xgb starts its
-// goroutines, so rewritten needs no lock.
-type setupConn struct {
-	net.Conn
-	data      []byte
-	rewritten bool
-}
-
-func pad4(n int) int { return (n + 3) &^ 3 }
-
-func (c *setupConn) Write(p []byte) (int, error) {
-	if c.rewritten {
-		return c.Conn.Write(p)
-	}
-	c.rewritten = true
-	// Setup request: byte-order, unused, major u16, minor u16, name len u16, data len u16,
-	// unused u16, name, pad, data, pad. xgb always writes it little-endian, whole.
-	if len(p) < 12 || p[0] != 'l' {
-		return 0, errors.New("unexpected connection setup request")
-	}
-	nameLen, dataLen := int(binary.LittleEndian.Uint16(p[6:])), int(binary.LittleEndian.Uint16(p[8:]))
-	if len(p) != 12+pad4(nameLen)+pad4(dataLen) {
-		return 0, errors.New("unexpected connection setup request")
-	}
-	name := ""
-	if len(c.data) > 0 {
-		name = cookieName
-	}
-	buf := make([]byte, 12+pad4(len(name))+pad4(len(c.data)))
-	copy(buf, p[:6])
-	binary.LittleEndian.PutUint16(buf[6:], uint16(len(name)))
-	binary.LittleEndian.PutUint16(buf[8:], uint16(len(c.data)))
-	copy(buf[12:], name)
-	copy(buf[12+pad4(len(name)):], c.data)
-	if _, err := c.Conn.Write(buf); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/internal/xauth"
 )
 
 func TestAskEachButton(t *testing.T) {
@@ -249,10 +250,10 @@ func writeXauth(t *testing.T, path, disp string, cookie []byte) {
 		_ = binary.Write(&b, binary.BigEndian, uint16(len(v)))
 		b.Write(v)
 	}
-	_ = binary.Write(&b, binary.BigEndian, uint16(familyWild))
+	_ = binary.Write(&b, binary.BigEndian, uint16(xauth.FamilyWild))
 	put(nil)
 	put([]byte(disp))
-	put([]byte(cookieName))
+	put([]byte(xauth.CookieName))
 	put(cookie)
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
