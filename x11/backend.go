@@ -270,6 +270,12 @@ func (b *Backend) eventLoop() {
 	}
 }
 
+// closeSettle is how much longer than usual Close lets clients read keys typed with
+// remapped keycodes before it restores the rows: a client of a loaded machine can take
+// longer than RemapSettle, and after Close no later call waits for it. It stays well inside
+// the host's default grace (500 ms) for a worker's exit.
+const closeSettle = 250 * time.Millisecond
+
 // Close releases held input, restores the keyboard mapping, stops launched applications
 // still running, and closes the connections. It is idempotent.
 func (b *Backend) Close() error {
@@ -278,8 +284,12 @@ func (b *Backend) Close() error {
 		b.ReleaseAll(ctx)
 		// Keys typed with remapped keycodes just before the end (a one-shot `cua-host
 		// call`) are read by their clients after it: the rows go back only once those
-		// clients had their time, at most until ctx ends.
+		// clients had their time — the usual settle and closeSettle more, since nothing
+		// later will wait for a slow client — at most until ctx ends.
 		if b.lockInput(ctx) == nil {
+			if len(b.remap.orig) > 0 {
+				b.remap.due = b.remap.due.Add(closeSettle)
+			}
 			if err := b.restoreDueLocked(ctx); err != nil {
 				b.restoreKeymapLocked()
 			}

@@ -82,6 +82,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Journal:          setup.journal,
 		Sandbox:          setup.sandbox,
 		Person:           disp.watch,
+		// The worker's exit puts back keycodes remapped for the call's text once the
+		// program typed into has had the time to read it (x11's Close): let it.
+		CloseGrace: 2 * time.Second,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
