@@ -30,7 +30,7 @@ type callOutput struct {
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	display := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, nested (a desktop of the session's own in a window on $DISPLAY), or :N")
+	display := fs.String("display", "auto", "X display: auto (nested when $DISPLAY is set and Xephyr is installed, else private), private, nested (a desktop of the session's own in a window on $DISPLAY), shared (the display in $DISPLAY itself) or :N")
 	timeout := fs.Duration("timeout", 60*time.Second, "deadline for the call")
 	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
 	session := fs.String("session", os.Getenv(envSession), "call into a running session: its endpoint (default $"+envSession+"); the apps it launched stay for the next call")
@@ -62,7 +62,15 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 
-	disp, err := openDisplay(ctx, *display, log)
+	mode, why, err := resolveDisplay(*display, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
+		return 1
+	}
+	if why != "" {
+		log.Warn("no nested display", "why", why)
+	}
+	disp, err := openDisplay(ctx, mode, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)
 		return 1
@@ -170,9 +178,8 @@ func (d *displaySetup) Close() {
 	}
 }
 
-// openDisplay resolves --display: auto uses $DISPLAY when set and a private display
-// otherwise; :N uses that display; private starts one; nested starts one shown in a window
-// on $DISPLAY.
+// openDisplay opens a display resolveDisplay chose: :N uses that display; private starts
+// one; nested starts one shown in a window on $DISPLAY.
 func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySetup, error) {
 	shared := func(name string) *displaySetup {
 		d := &displaySetup{env: []string{"DISPLAY=" + name}, facts: host.DisplayFacts{Name: name}}
@@ -181,16 +188,14 @@ func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySe
 		return d
 	}
 	switch {
-	case mode == "auto" && os.Getenv("DISPLAY") != "":
-		return shared(os.Getenv("DISPLAY")), nil
-	case mode == "auto" || mode == "private":
+	case mode == "private":
 		return startPrivateDisplay(ctx, log)
 	case mode == "nested":
 		return startNestedDisplay(ctx, 0, 0, "cli", log)
 	case len(mode) > 1 && mode[0] == ':':
 		return shared(mode), nil
 	}
-	return nil, fmt.Errorf("--display %q: want auto, private, nested or :N", mode)
+	return nil, fmt.Errorf("--display %q: want auto, private, nested, shared or :N", mode)
 }
 
 // runEndpointCall is `cua-host call --session ENDPOINT TOOL [ARGS_JSON]`: one tool call

@@ -18,7 +18,7 @@ import (
 func runDoctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	disp := fs.String("display", "auto", "the display to check: auto ($DISPLAY, else a private one, as run does), private, or :N")
+	disp := fs.String("display", "auto", "the display to check: auto ($DISPLAY, where run shows a nested display, else the private one run would start), private, or :N")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "usage: cua-host doctor [--display auto|private|:N] [--json]\n\n"+

@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
-  cua-host run [--display auto|private|nested|:N] [--screen WxH] [--mode M] [--manifest F] [--policy F]
+  cua-host run [--display auto|private|nested|shared|:N] [--screen WxH] [--mode M] [--manifest F] [--policy F]
                [--permission-mode M] [--capability-manifest F --approve-capability-manifest]
                [--dangerously-bypass-approvals]
                [--managed-policy F] [--consent dialog|tty|deny] [--indicator=false] [--session-ttl D] [--idle-ttl D]
@@ -105,7 +105,7 @@ func usage(w io.Writer) {
                [--journal DIR [--journal-text] [--journal-screenshots=false]
                 [--journal-max-shots N] [--journal-max-shot-bytes N]] [--sandbox on|off]
                [--tools T,…] [--exclude-tools T,…]   serve only these tools / never these (the worker refuses the others)
-  cua-host call [--display auto|private|nested|:N] [--timeout D] [--log-level L] [--journal DIR …]
+  cua-host call [--display auto|private|nested|shared|:N] [--timeout D] [--log-level L] [--journal DIR …]
                 [--tools T,…] [--exclude-tools T,…] TOOL [ARGS_JSON]
   cua-host call --session ENDPOINT [--timeout D] TOOL [ARGS_JSON]   (or $CUA_HOST_SESSION) a running session
   cua-host serve [--log-file F] [--allow-modes M,…] [--policy F] [--consent-timeout D]   JSON-RPC on stdio (docs/serve.md)

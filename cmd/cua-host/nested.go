@@ -135,3 +135,27 @@ func closeWithSession(h *host.Host, label string, d *displaySetup, log *slog.Log
 		<-done
 	}
 }
+
+// resolveDisplay turns --display into what to start: auto is nested when $DISPLAY names a
+// person's display and Xephyr can show one there, private otherwise (with why, for a
+// warning, when a person's display is there but Xephyr is not); shared is the display in
+// $DISPLAY itself. Acting on the person's own display is never chosen implicitly.
+func resolveDisplay(mode string, getenv func(string) string) (resolved, why string, err error) {
+	switch mode {
+	case "auto":
+		if getenv("DISPLAY") == "" {
+			return "private", "", nil
+		}
+		if err := checkNested(getenv); err != nil {
+			return "private", err.Error() + "; starting a private display instead (use --display shared to act on your own display)", nil
+		}
+		return "nested", "", nil
+	case "shared":
+		d := getenv("DISPLAY")
+		if d == "" {
+			return "", "", errors.New("--display shared acts on the display in $DISPLAY, and it is not set")
+		}
+		return d, "", nil
+	}
+	return mode, "", nil
+}

@@ -51,7 +51,7 @@ type runConfig struct {
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	disp := fs.String("display", "auto", "X display: auto ($DISPLAY, else private), private, nested (a desktop of the session's own in a window on $DISPLAY), or :N")
+	disp := fs.String("display", "auto", "X display: auto (nested when $DISPLAY is set and Xephyr is installed, else private), private, nested (a desktop of the session's own in a window on $DISPLAY), shared (the display in $DISPLAY itself) or :N")
 	screen := fs.String("screen", "", "size of a private or nested display, WxH (default 1280x800)")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on 127.0.0.1:PORT instead of stdio (bearer token from $"+mcpproxy.EnvHTTPToken+")")
 	lf := addLogFlags(fs)
@@ -68,8 +68,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 0 {
 		return fail("unexpected arguments %q (see cua-host run -h)", fs.Args())
 	}
-	cfg := runConfig{display: *disp, callTimeout: *callTimeout, indicator: *indicator}
+	cfg := runConfig{callTimeout: *callTimeout, indicator: *indicator}
+	displayWhy := ""
 	var err error
+	if cfg.display, displayWhy, err = resolveDisplay(*disp, os.Getenv); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.level, err = lf.parseLevel(); err != nil {
 		return fail("%v", err)
 	}
@@ -83,14 +87,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	default:
-		return fail("--display %q: want auto, private, nested or :N", cfg.display)
+		return fail("--display %q: want auto, private, nested, shared or :N", cfg.display)
 	}
 	if *screen != "" {
 		w, h, err := parseScreen(*screen)
 		if err != nil {
 			return fail("%v", err)
 		}
-		if cfg.display != "private" && cfg.display != "nested" && cfg.display != "auto" {
+		if cfg.display != "private" && cfg.display != "nested" {
 			return fail("--screen applies to a private or nested display (--display private, --display nested)")
 		}
 		cfg.width, cfg.height = w, h
@@ -119,6 +123,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer closeLog()
+	if displayWhy != "" {
+		cfg.log.Warn("no nested display", "why", displayWhy)
+	}
 	if err := serveMCP(ctx, cfg); err != nil {
 		cfg.log.Error("cua-host run stopped", "err", err)
 		return 1
