@@ -4,7 +4,7 @@
 # within one run, and run it twice before believing a difference.
 #
 #   scripts/bench.sh            all sections
-#   scripts/bench.sh core       one section: core, policy, authz, desktop, a11y, person, mcp
+#   scripts/bench.sh core       one section: core, policy, authz, desktop, a11y, person, nested, mcp
 #   N=5000 scripts/bench.sh     iterations per protocol benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,6 +80,12 @@ if want person; then
   echo
   echo "== the sandbox of launched programs"
   bash scripts/bench-sandbox.sh
+  echo
+fi
+
+if want nested; then
+  echo "== a nested display beside a private one, whole stack"
+  bash scripts/bench-nested.sh
   echo
 fi
 
