@@ -49,12 +49,14 @@ func launchWrapper(cfg *cuav1.Sandbox, private bool, log *slog.Logger) func(argv
 		var keep, except []string
 		if c := vars["XAUTHORITY"]; c != "" {
 			keep = append(keep, c)
-			if private {
-				except = append(except, filepath.Dir(c))
-			}
 		}
-		if d := vars["XDG_RUNTIME_DIR"]; private && d != "" {
-			except = append(except, d)
+		// A private display's directory (its cookie, its session bus) is the session's own;
+		// only a directory the host made for one is spared, never one the cookie merely
+		// sits in (a home directory would spare ~/.Xauthority with it).
+		for _, p := range []string{filepath.Dir(vars["XAUTHORITY"]), vars["XDG_RUNTIME_DIR"]} {
+			if private && strings.HasPrefix(filepath.Base(p), privateDisplayDirPrefix) {
+				except = append(except, p)
+			}
 		}
 		hide := sandbox.PersonSecrets(home, uid, except)
 		if ownCookie != "" && ownCookie != vars["XAUTHORITY"] {
@@ -76,6 +78,10 @@ func launchWrapper(cfg *cuav1.Sandbox, private bool, log *slog.Logger) func(argv
 		return append([]string{bwrap}, spec.Args(argv)...), nil
 	}
 }
+
+// privateDisplayDirPrefix begins the name of the directory host/display makes for a
+// private or nested display (its cookie, its session bus, its runtime files).
+const privateDisplayDirPrefix = "cua-display-"
 
 // envMap turns NAME=VALUE entries into a map; the last entry of a name wins, as for exec.
 func envMap(env []string) map[string]string {
