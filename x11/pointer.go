@@ -110,13 +110,23 @@ func (d *Devices) Click(ctx context.Context, p Point, btn Button, count int, mod
 		return fmt.Errorf("%w: click count %d (want 1–3)", ErrInvalidArgument, count)
 	}
 	return d.pointerOp(ctx, p, mods, guards, func() error {
-		for range count {
+		for i := range count {
+			if i > 0 {
+				// A window manager that focuses on a click grabs the press and replays it;
+				// the next press waits until it has let go, or it may be taken by that grab
+				// instead of reaching the window (well within a double-click's interval).
+				_ = d.sync()
+				_ = d.WaitPointerFree(ctx, multiClickSettle)
+			}
 			d.buttonLocked(btn, true)
 			d.buttonLocked(btn, false)
 		}
 		return nil
 	})
 }
+
+// multiClickSettle bounds the wait between the clicks of a double or triple click.
+const multiClickSettle = 50 * time.Millisecond
 
 // ButtonDown moves to p and presses btn, leaving it held until ButtonUp or ReleaseAll.
 // Guards run right before the first event (see Guard).
