@@ -342,6 +342,9 @@ func (d *Display) Close() error {
 			procs[i].stop(2 * time.Second)
 			d.log.Debug("stopped", "name", procs[i].name, "pid", procs[i].pid())
 		}
+		if pid := d.ServerPID(); pid != 0 && d.num >= 0 {
+			removeServerFiles(d.num, pid)
+		}
 		if d.nested != nil && d.nested.frame != nil {
 			// The window on the person's display goes with the connection that made it.
 			d.nested.frame.close(d.nested.started)
@@ -351,4 +354,21 @@ func (d *Display) Close() error {
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// removeServerFiles removes the socket and lock file of display num when the lock file
+// still names serverPID, the server this Display started and has stopped: a server killed
+// before it could clean up leaves them, and the next server would avoid the number. A
+// number another server has taken since is left alone.
+func removeServerFiles(num, serverPID int) {
+	lock := "/tmp/.X" + strconv.Itoa(num) + "-lock"
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		return
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || pid != serverPID {
+		return
+	}
+	_ = os.Remove("/tmp/.X11-unix/X" + strconv.Itoa(num))
+	_ = os.Remove(lock)
 }

@@ -231,9 +231,7 @@ func TestNestedDisplay(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("private dir %s still exists: %v", dir, err)
 	}
-	if _, err := os.Stat("/tmp/.X11-unix/X" + strconv.Itoa(num)); !os.IsNotExist(err) {
-		t.Errorf("X socket still exists: %v", err)
-	}
+	checkSocketGone(t, num, pids[0])
 	p.untouched("after Close")
 }
 
