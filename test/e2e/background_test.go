@@ -58,24 +58,7 @@ func TestBackgroundDeliverySharesTheDesktop(t *testing.T) {
 
 	// The person's terminal, focused, and their pointer parked in a corner of it.
 	personFile := filepath.Join(dir, "person.txt")
-	person := exec.Command("xterm", "-title", "person-terminal", "-geometry", "60x10+700+450",
-		"-e", "sh", "-c", "stty -echo; exec cat > "+personFile)
-	person.Env = xenv
-	if err := person.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { person.Process.Kill(); person.Wait() }()
-	var personWin string
-	if !waitFor(10*time.Second, func() bool {
-		cmd := exec.Command("xdotool", "search", "--name", "^person-terminal$")
-		cmd.Env = xenv
-		out, err := cmd.Output()
-		personWin, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
-		return err == nil && personWin != ""
-	}) {
-		t.Fatal("the person's terminal never showed")
-	}
-	time.Sleep(300 * time.Millisecond) // its shell starts cat
+	_, personWin := catTerminal(t, xenv, "person-terminal", "60x10+700+450", personFile)
 	xdo("windowactivate", "--sync", personWin)
 	xdo("mousemove", "--sync", "1270", "790")
 	wantLoc, wantFocus := "x:1270 y:790", personWin
@@ -327,4 +310,30 @@ func rawCounts(t testing.TB, path string) map[[2]string]int {
 		}
 	}
 	return counts
+}
+
+// catTerminal starts an xterm titled title at geometry (COLSxROWS+X+Y) on the display of
+// env whose shell runs `cat > file` without echo, waits for its window and for cat to
+// start, and returns its pid and window id (decimal, as xdotool writes it). It is stopped
+// when the test ends.
+func catTerminal(t *testing.T, env []string, title, geometry, file string) (pid int, win string) {
+	t.Helper()
+	term := exec.Command("xterm", "-title", title, "-geometry", geometry,
+		"-e", "sh", "-c", "stty -echo; exec cat > "+file)
+	term.Env = env
+	if err := term.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { term.Process.Kill(); term.Wait() })
+	if !waitFor(10*time.Second, func() bool {
+		cmd := exec.Command("xdotool", "search", "--name", "^"+title+"$")
+		cmd.Env = env
+		out, err := cmd.Output()
+		win, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return err == nil && win != ""
+	}) {
+		t.Fatalf("the terminal %q never showed", title)
+	}
+	time.Sleep(300 * time.Millisecond) // its shell starts cat
+	return term.Process.Pid, win
 }

@@ -31,26 +31,9 @@ func TestCallTypesRemappedText(t *testing.T) {
 	defer d.Close()
 	xenv := append(os.Environ(), d.Env()...)
 	out := filepath.Join(t.TempDir(), "typed.txt")
-	term := exec.Command("xterm", "-title", "call-target", "-geometry", "80x10+10+10",
-		"-e", "sh", "-c", "stty -echo; exec cat > "+out)
-	term.Env = xenv
-	if err := term.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { term.Process.Kill(); term.Wait() }()
-	var win string
-	if !waitFor(10*time.Second, func() bool {
-		cmd := exec.Command("xdotool", "search", "--name", "^call-target$")
-		cmd.Env = xenv
-		o, err := cmd.Output()
-		win, _, _ = strings.Cut(strings.TrimSpace(string(o)), "\n")
-		return err == nil && win != ""
-	}) {
-		t.Fatal("the terminal never showed")
-	}
-	time.Sleep(300 * time.Millisecond) // its shell starts cat
+	pid, win := catTerminal(t, xenv, "call-target", "80x10+10+10", out)
 	text := "Grüße, 世界 → ✓ Ωπλ жЯ €"
-	args, _ := json.Marshal(map[string]any{"pid": term.Process.Pid, "window_id": json.Number(win), "text": text + "\n"})
+	args, _ := json.Marshal(map[string]any{"pid": pid, "window_id": json.Number(win), "text": text + "\n"})
 	call := exec.Command(cuaHost, "call", "--display", d.Name(), "--mode", "unrestricted", "--dangerously-bypass-approvals",
 		"type_text", string(args))
 	call.Env = xenv
