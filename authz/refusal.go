@@ -75,6 +75,31 @@ const (
 	// is inside its window on their display, or the window has their keyboard focus), so
 	// the agent does not act on it; observing goes on, and acting resumes once they leave.
 	CodePersonActive Code = "person_active"
+	// CodeWindowMinimized: the target window is minimized (iconic), so input would reach
+	// nothing visible and a capture would show nothing; nothing was sent (the reference's
+	// code). Restoring it (bring_to_front) is the caller's choice.
+	CodeWindowMinimized Code = "window_minimized"
+	// CodeElementNotVisible: the element a token names is not on screen (it has no extents,
+	// or they lie outside its window or the display), so a point inside it cannot be
+	// computed; nothing was sent (the reference's code).
+	CodeElementNotVisible Code = "element_not_visible"
+	// CodeClipboardUnavailable: the clipboard could not be read or written (no owner
+	// answered in time, or the selection could not be taken) (the reference's code).
+	CodeClipboardUnavailable Code = "clipboard_unavailable"
+	// CodeTypeTextIncomplete: typing stopped part-way (the target went away, or the
+	// keyboard could not produce a character); the structured result says how many
+	// characters were delivered (the reference's code). As an error it has outcome
+	// completed: something was typed.
+	CodeTypeTextIncomplete Code = "type_text_incomplete"
+	// CodeCredentialNotFound: type_secret named a credential handle the session's secret
+	// store does not hold (or no longer holds); nothing was typed.
+	CodeCredentialNotFound Code = "credential_not_found"
+	// CodeRecordingInactive: stop_recording was called while no recording was running in
+	// the session.
+	CodeRecordingInactive Code = "recording_inactive"
+	// CodeRecordingActive: start_recording was called while a recording was running in the
+	// session (stop it first).
+	CodeRecordingActive Code = "recording_active"
 )
 
 // Refusal is a refused call: a stable code and a message. A refusal always means the call

@@ -18,6 +18,8 @@ var refusalCodes = []string{
 	"unsupported_protocol_version", "invalid_request", "worker_unavailable", "input_busy", "target_covered",
 	"activation_failed", "background_unavailable", "desktop_coordinate_scope_required", "ambiguous_window_target",
 	"foreground_required", "menu_path_not_found", "journal_unavailable", "person_active",
+	"window_minimized", "element_not_visible", "clipboard_unavailable", "type_text_incomplete", "credential_not_found",
+	"recording_inactive", "recording_active",
 }
 
 // errorCodes are the codes of a tool-level error's structured value ({error_code, error},
