@@ -2,6 +2,7 @@ package x11
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -42,6 +43,41 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		}
 		syms = append(syms, RuneKeysym(r))
 	}
+	return d.typeSyms(ctx, syms, guards)
+}
+
+// TypeSecret types secret like TypeText, for text that must leave no copy behind: it never
+// becomes a string, the keysyms it is turned into are zeroed before TypeSecret returns,
+// and no error names a character of it (ErrInvalidArgument and ErrNoKeycode say only
+// that some character could not be typed). The caller keeps ownership of secret and
+// zeroes it.
+func (d *Devices) TypeSecret(ctx context.Context, secret []byte, guards ...Guard) (stats TypeStats, err error) {
+	if !utf8.Valid(secret) {
+		return stats, fmt.Errorf("%w: the text is not valid UTF-8", ErrInvalidArgument)
+	}
+	syms := make([]xproto.Keysym, 0, len(secret))
+	defer func() { clear(syms[:cap(syms)]) }()
+	for i := 0; i < len(secret); {
+		r, n := utf8.DecodeRune(secret[i:])
+		i += n
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
+			return stats, fmt.Errorf("%w: the text has a control character that cannot be typed", ErrInvalidArgument)
+		}
+		if r == '\r' {
+			continue
+		}
+		syms = append(syms, RuneKeysym(r))
+	}
+	stats, err = d.typeSyms(ctx, syms, guards)
+	if errors.Is(err, ErrNoKeycode) {
+		err = fmt.Errorf("%w: a character of the text has no keycode and none could be mapped", ErrNoKeycode)
+	}
+	return stats, err
+}
+
+// typeSyms types syms for TypeText and TypeSecret. The batches it plans share no memory
+// that outlives it: their keysyms are zeroed before it returns.
+func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []Guard) (stats TypeStats, err error) {
 	if err := d.lock(ctx); err != nil {
 		return stats, err
 	}
@@ -60,6 +96,12 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 	}
 	shiftKC, _, haveShift := km.lookup(ksShiftL)
 	batches, err := planBatches(km, syms)
+	defer func() {
+		for _, bt := range batches {
+			clear(bt.syms[:cap(bt.syms)])
+			clear(bt.missing[:cap(bt.missing)])
+		}
+	}()
 	if err != nil {
 		return stats, err
 	}
@@ -242,15 +284,18 @@ type batch struct {
 // planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes.
 func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
 	var out []batch
-	cur := batch{}
-	for _, ks := range syms {
+	// Each batch's slices are allocated at their final capacity, so that growing them
+	// leaves no stale copy of the text behind (typeSyms zeroes them).
+	cur := batch{syms: make([]xproto.Keysym, 0, len(syms)), missing: make([]xproto.Keysym, 0, km.capacity())}
+	for i, ks := range syms {
 		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(cur.missing, ks) {
 			if km.capacity() == 0 {
-				return nil, fmt.Errorf("%w: %s is not in the keymap and no keycode is free", ErrNoKeycode, KeysymName(ks))
+				clear(cur.syms[:cap(cur.syms)])
+				return out, fmt.Errorf("%w: %s is not in the keymap and no keycode is free", ErrNoKeycode, KeysymName(ks))
 			}
 			if len(cur.missing) == km.capacity() {
 				out = append(out, cur)
-				cur = batch{}
+				cur = batch{syms: make([]xproto.Keysym, 0, len(syms)-i), missing: make([]xproto.Keysym, 0, km.capacity())}
 			}
 			cur.missing = append(cur.missing, ks)
 		}

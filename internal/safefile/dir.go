@@ -76,6 +76,40 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{f: os.NewFile(uintptr(fd), path), path: path}, nil
 }
 
+// FromFile makes a Dir of f, a descriptor of a directory that was opened elsewhere (a
+// host opened it with OpenDir and a child inherited it), with path naming it in errors.
+// It marks the descriptor close-on-exec and takes ownership of f, closing it on error.
+func FromFile(f *os.File, path string) (*Dir, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		f.Close()
+		return nil, &fs.PathError{Op: "open directory", Path: path, Err: errors.New("not a directory")}
+	}
+	unix.CloseOnExec(int(f.Fd()))
+	return &Dir{f: f, path: path}, nil
+}
+
+// Names returns the names of the directory's entries, unsorted, without "." and "..".
+func (d *Dir) Names() ([]string, error) {
+	var fd int
+	err := d.control(func(dfd int) error {
+		return retry(func() (err error) {
+			fd, err = unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: mapErr(err)}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
 // Path returns the path the directory was opened at. It names where the directory was
 // then; the Dir keeps acting on the same directory wherever it moves.
 func (d *Dir) Path() string { return d.path }
