@@ -159,6 +159,9 @@ func (b *Backend) activeWindow() (xproto.Window, bool) {
 	return f.Focus, true
 }
 
+// iconicState is WM_STATE's state of an iconified window (ICCCM §4.1.3.1).
+const iconicState = 3
+
 // describe reads one window's properties, geometry and pid.
 func (b *Backend) describe(id, active xproto.Window) (Window, error) {
 	c := b.conn
@@ -171,6 +174,7 @@ func (b *Backend) describe(id, active xproto.Window) (Window, error) {
 	classC := xproto.GetProperty(c, false, id, xproto.AtomWmClass, xproto.GetPropertyTypeAny, 0, 1<<16)
 	stateC := xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_STATE"), xproto.AtomAtom, 0, 1<<10)
 	pidC := xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_PID"), xproto.AtomCardinal, 0, 1)
+	wmStateC := xproto.GetProperty(c, false, id, b.atoms.get("WM_STATE"), xproto.GetPropertyTypeAny, 0, 2)
 
 	attr, err := attrC.Reply()
 	if err != nil {
@@ -207,6 +211,13 @@ func (b *Backend) describe(id, active xproto.Window) (Window, error) {
 			if xproto.Atom(a) == hidden {
 				w.Minimized = true
 			}
+		}
+	}
+	// ICCCM §4.1.3.1: the window manager sets WM_STATE to IconicState (3) on a window it
+	// has iconified; some set it without _NET_WM_STATE_HIDDEN.
+	if r, err := wmStateC.Reply(); err == nil {
+		if v := propUint32s(r); len(v) > 0 && v[0] == iconicState {
+			w.Minimized = true
 		}
 	}
 	w.Focused = active == id

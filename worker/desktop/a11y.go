@@ -150,11 +150,18 @@ func (d *desk) windowState(screenshot bool) tool.Handler {
 		if a.PID == nil || (screenshot && a.WindowID == nil) {
 			return nil, invalid("pid and window_id are required (from list_windows)")
 		}
-		win, err := resolve(ctx, d.b, call.Window, targetArgs{PID: a.PID, WindowID: a.WindowID})
+		// The accessibility tree of a minimized window is there to read; its screenshot
+		// is not (window_minimized).
+		win, err := resolveMinimized(ctx, d.b, call.Window, targetArgs{PID: a.PID, WindowID: a.WindowID})
 		if err != nil {
 			return nil, err
 		}
 		shoot := screenshot && (a.IncludeScreenshot == nil || *a.IncludeScreenshot || out != nil)
+		if shoot {
+			if err := notMinimized(win); err != nil {
+				return nil, err
+			}
+		}
 		var (
 			img    *x11.Image
 			capErr error

@@ -250,7 +250,8 @@ func (d *desk) bringToFront(ctx context.Context, call *tool.Call) (*tool.Result,
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	win, err := resolve(ctx, d.b, call.Window, a.target())
+	// A minimized window is what bring_to_front is for: activation restores it.
+	win, err := resolveMinimized(ctx, d.b, call.Window, a.target())
 	if err != nil {
 		return nil, err
 	}
@@ -259,9 +260,13 @@ func (d *desk) bringToFront(ctx context.Context, call *tool.Call) (*tool.Result,
 		return nil, err
 	}
 	after, _ := d.b.Window(ctx, win.ID)
+	if win.Minimized {
+		after = restored(ctx, d.b, win.ID)
+	}
+	verified := focused && !after.Minimized
 	return result(fmt.Sprintf("window %d to front via %s (focused %v)", win.ID, route, focused), map[string]any{
-		"effect": "activated", "route": route, "verified": focused, "window_id": win.ID, "pid": win.PID,
-		"evidence": map[string]any{"focused": after.Focused, "stack": after.Stack},
+		"effect": "activated", "route": route, "verified": verified, "window_id": win.ID, "pid": win.PID,
+		"evidence": map[string]any{"focused": after.Focused, "stack": after.Stack, "was_minimized": win.Minimized, "minimized": after.Minimized},
 	}), nil
 }
 
@@ -279,7 +284,8 @@ func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	win, err := resolve(ctx, d.b, call.Window, a.target())
+	// Moving or resizing a minimized window takes effect when it is restored.
+	win, err := resolveMinimized(ctx, d.b, call.Window, a.target())
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,10 @@ package desktop
 import (
 	"context"
 	"fmt"
-	"github.com/cua-host/cua-host/authz"
 	"math"
+	"time"
 
+	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/x11"
 )
 
@@ -47,12 +48,68 @@ func (t targetArgs) check() error {
 
 // resolve returns the targeted window, nil for desktop scope. A pid alone picks that
 // process's top-most window. The pid must own the window, else window_target_not_found.
+// A minimized window is refused window_minimized: this is the one check for every tool
+// that sends input to a window or captures it (pointer and keyboard input, zoom, a
+// window's screenshot), made before anything is sent. Tools that work on a minimized
+// window (bring_to_front restores it, the accessibility tree is there while it is
+// iconic) call resolveMinimized instead.
 //
 // known is the window the authorizer resolved and decided on for this call
 // (tool.Call.Window), or nil: when it is the window t names, it is the answer and the
 // window is not looked up again. Input still re-checks what is under it right before
 // sending (guard.go).
 func resolve(ctx context.Context, b *x11.Backend, known *x11.Window, t targetArgs) (*x11.Window, error) {
+	w, err := resolveMinimized(ctx, b, known, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := notMinimized(w); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// notMinimized refuses window_minimized when win is minimized (iconic).
+func notMinimized(win *x11.Window) error {
+	if win == nil || !win.Minimized {
+		return nil
+	}
+	return authz.Refuse(authz.CodeWindowMinimized,
+		"window %d (pid %d) is minimized: input would reach nothing visible and a capture would show nothing; nothing was sent. bring_to_front restores it", win.ID, win.PID)
+}
+
+// restoreSettle bounds how long restored waits for a restored window to stop moving.
+const restoreSettle = time.Second
+
+// restored waits until window id, just restored from minimized, is mapped and in place:
+// a window manager may animate the restore (openbox slides the window up from where its
+// icon would be), and input computed from a frame read meanwhile would miss. It returns
+// the last description read.
+func restored(ctx context.Context, b *x11.Backend, id uint32) x11.Window {
+	ctx, cancel := context.WithTimeout(ctx, restoreSettle)
+	defer cancel()
+	prev, _ := b.Window(ctx, id)
+	for {
+		select {
+		case <-ctx.Done():
+			return prev
+		case <-time.After(30 * time.Millisecond):
+		}
+		w, err := b.Window(ctx, id)
+		if err != nil {
+			return prev
+		}
+		if w.Mapped && !w.Minimized && w.Frame == prev.Frame {
+			return w
+		}
+		prev = w
+	}
+}
+
+// resolveMinimized is resolve without the minimized check: a minimized window is returned
+// with Minimized set. A pid alone picks the top-most mapped window of the process, or,
+// when it has none, its top-most minimized one.
+func resolveMinimized(ctx context.Context, b *x11.Backend, known *x11.Window, t targetArgs) (*x11.Window, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
@@ -60,7 +117,7 @@ func resolve(ctx context.Context, b *x11.Backend, known *x11.Window, t targetArg
 		return nil, nil
 	}
 	pid := *t.PID
-	if known != nil && known.PID == pid && known.Mapped && (t.WindowID == nil || *t.WindowID == known.ID) {
+	if known != nil && known.PID == pid && known.Mapped && !known.Minimized && (t.WindowID == nil || *t.WindowID == known.ID) {
 		w := *known
 		return &w, nil
 	}
@@ -78,10 +135,18 @@ func resolve(ctx context.Context, b *x11.Backend, known *x11.Window, t targetArg
 	if err != nil {
 		return nil, refusal(err)
 	}
+	var iconic *x11.Window
 	for _, w := range wins { // top-most first
-		if w.PID == pid && w.Mapped {
+		switch {
+		case w.PID != pid:
+		case w.Mapped && !w.Minimized:
 			return &w, nil
+		case w.Minimized && iconic == nil:
+			iconic = &w
 		}
+	}
+	if iconic != nil {
+		return iconic, nil
 	}
 	return nil, refusal(fmt.Errorf("%w: process %d has no mapped window", x11.ErrWindowNotFound, pid))
 }

@@ -394,7 +394,7 @@ func (d *desk) verifyState(ctx context.Context, call *tool.Call) (*tool.Result, 
 	if err != nil {
 		return nil, err
 	}
-	win, err := resolve(ctx, d.b, call.Window, targetArgs{PID: a.PID, WindowID: a.WindowID})
+	win, err := resolveMinimized(ctx, d.b, call.Window, targetArgs{PID: a.PID, WindowID: a.WindowID})
 	if err != nil {
 		return nil, err
 	}
