@@ -71,6 +71,14 @@ func OutputSchema(success json.RawMessage) json.RawMessage {
 	return withoutConst(b.Bytes())
 }
 
+// ErrorOutputSchema returns the JSON Schema of the structured value of every unsuccessful
+// result a tool can return: {"anyOf": [refusal, tool-level error]}, without "const". It
+// is the error_output_schema of a tool entry in `cua-host manifest`; OutputSchema
+// advertises the same two shapes beside a tool's success shape.
+func ErrorOutputSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","anyOf":[` + refusalSchema + `,` + errorSchema + `]}`)
+}
+
 // withoutConst returns schema with every "const" keyword written as a one-value "enum",
 // which means the same: some clients (Gemini's function declarations among them) reject
 // "const". Only schema positions are rewritten (a property named "const" stays); schema

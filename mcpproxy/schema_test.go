@@ -156,7 +156,7 @@ var successExamples = map[string]string{
 	"health_report": `{"pid":1234,"generation":"ab12","protocol_version":1,"display":":99","private_display":true,"sessions":1,` +
 		`"backends":[{"name":"x11","available":true,"detail":":99"},{"name":"xres","available":false}]}`,
 	"get_config": `{"session":{"label":"run","mode":"standard"},"policy":{"managed":null,"user":null},"display":{"name":":99","private":true},` +
-		`"ceiling":{"allowed_modes":["standard"]},"limits":{"max_in_flight":8},"protocol_version":1}`,
+		`"ceiling":{"allowed_modes":["standard"]},"limits":{"max_in_flight":8},"protocol_version":1,"tool_contract_version":"0.7.0"}`,
 }
 
 // TestOutputSchemaAdmitsEveryResult: for every tool a shipped worker registers, the

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // aliases maps accepted alternative tool names to their canonical names.
 // Read-only.
@@ -17,6 +20,18 @@ func CanonicalTool(tool string) string {
 		return c
 	}
 	return tool
+}
+
+// Aliases returns the accepted alternative names of tool, sorted (none for most tools).
+func Aliases(tool string) []string {
+	var out []string
+	for a, c := range aliases {
+		if c == tool {
+			out = append(out, a)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Reserved reports whether an argument key is reserved: every top-level key

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
 	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -38,6 +39,9 @@ type configReport struct {
 	Limits  configLimits  `json:"limits"`
 	// ProtocolVersion is the negotiated session protocol version.
 	ProtocolVersion uint32 `json:"protocol_version"`
+	// ToolContractVersion is the reference driver's tool contract version cua-host's tools
+	// follow (contract.ToolContractVersion).
+	ToolContractVersion string `json:"tool_contract_version"`
 }
 
 type configSession struct {
@@ -123,7 +127,8 @@ func (w *worker) getConfig(ctx context.Context, call *tool.Call) (*tool.Result, 
 			DefaultDeadline: w.cfg.DefaultDeadline.String(), DefaultDeadlineMS: w.cfg.DefaultDeadline.Milliseconds(),
 			MaxInFlight: w.cfg.MaxInFlight,
 		},
-		ProtocolVersion: w.version,
+		ProtocolVersion:     w.version,
+		ToolContractVersion: contract.ToolContractVersion,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "session %s: mode %s, expires %s, idle timeout %s", r.Session.Label, r.Session.Mode, r.Session.ExpiresAt, r.Session.IdleTimeout)
@@ -142,6 +147,7 @@ func (w *worker) getConfig(ctx context.Context, call *tool.Call) (*tool.Result, 
 	}
 	fmt.Fprintf(&b, "\ndisplay %s (private %t)", r.Display.Name, r.Display.Private)
 	fmt.Fprintf(&b, "\nceiling: modes %s, session ttl ≤ %s, idle ttl ≤ %s", strings.Join(modes, ","), r.Ceiling.MaxSessionTTL, r.Ceiling.MaxIdleTTL)
+	fmt.Fprintf(&b, "\ntool contract %s, session protocol %d", r.ToolContractVersion, r.ProtocolVersion)
 	fmt.Fprintf(&b, "\nlimits: default deadline %s, %d calls in flight, session frames ≤ %d bytes", r.Limits.DefaultDeadline, r.Limits.MaxInFlight, r.Limits.MaxSessionFrameBytes)
 	return tool.TextResult(b.String(), r), nil
 }

@@ -79,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runDoctor(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "list-tools":
 		return runListTools(args[1:], stdout, stderr)
+	case "manifest":
+		return runManifest(args[1:], stdout, stderr)
 	case "journal":
 		return runJournal(args[1:], stdout, stderr)
 	case "replay":
@@ -124,6 +126,8 @@ func usage(w io.Writer) {
   cua-host doctor [--display auto|private|:N] [--json]   whether run has what it needs here: the display,
                   its extensions, window manager, accessibility bus, sandbox, programs (exit 0 ready, 1 not)
   cua-host list-tools [--json]                every tool (with --json its input schema)
+  cua-host manifest                           every tool in the reference driver's tool-manifest format
+                                              (input, success and error output schemas, aliases)
   cua-host version
 `)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/policy"
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 // statusReport is `cua-host status --json`: the startup configuration `cua-host run` would
@@ -34,6 +35,8 @@ type statusReport struct {
 	// Nested is whether `--display nested` can start here: Xephyr, and a person's display
 	// in $DISPLAY to show its window on.
 	Nested nestedStatus `json:"nested_display"`
+	// ToolContractVersion is the reference driver's tool contract version the tools follow.
+	ToolContractVersion string `json:"tool_contract_version"`
 }
 
 // startupStatusRow says whether `cua-host run` would start, and if not why.
@@ -101,6 +104,7 @@ func runStatus(args []string, getenv func(string) string, stdout, stderr io.Writ
 	rep.Sandbox = probeSandbox()
 	rep.Display = probeDisplayAccess(context.Background(), getenv("DISPLAY"), statusXAuthority(getenv))
 	rep.Nested = probeNested(getenv)
+	rep.ToolContractVersion = contract.ToolContractVersion
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -208,6 +212,7 @@ func printStatus(w io.Writer, rep statusReport) {
 		unrestricted = "disabled by managed startup configuration"
 	}
 	fmt.Fprintf(w, "unrestricted mode:    %s\n", unrestricted)
+	fmt.Fprintf(w, "tool contract:        %s (the reference driver's; docs/compatibility.md)\n", rep.ToolContractVersion)
 	for _, l := range []struct {
 		name string
 		st   policyStatus

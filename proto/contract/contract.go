@@ -17,6 +17,9 @@ const GenerationLen = 16
 const (
 	// WorkerControlFD is the worker's end of its control channel (SOCK_SEQPACKET).
 	WorkerControlFD = 3
+	// WorkerCredentialsFD is the credentials directory a worker inherits when Hello's
+	// credentials.directory is set (an O_PATH descriptor of the directory).
+	WorkerCredentialsFD = 4
 	// ProxySessionFD is the proxy's end of its one session channel (SOCK_STREAM).
 	ProxySessionFD = 3
 	// ProxyBootstrapFD is the read end of the proxy's bootstrap pipe: one line
@@ -48,3 +51,10 @@ const (
 	JournalCreditBatch    = 32
 	JournalCreditEntryMax = 2 << 10
 )
+
+// ToolContractVersion is the version of the reference driver's published tool contract
+// (its tool names, argument and result shapes, refusal codes) whose files cua-host is
+// checked against (test/conformance/testdata/cua-driver-contract). get_config,
+// `cua-host status` and `cua-host manifest` report it; docs/compatibility.md says what
+// cua-host takes from the reference's later changes and where it differs.
+const ToolContractVersion = "0.7.0"

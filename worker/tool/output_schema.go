@@ -146,7 +146,7 @@ var outputSchemas = map[string]string{
 		`"pid":{"type":"integer"},"generation":{"type":"string"},"protocol_version":{"type":"integer","minimum":0},` +
 		`"display":{"type":"string"},"private_display":{"type":"boolean"},"sessions":{"type":"integer","minimum":0},` +
 		`"backends":{"type":"array","items":{"type":"object","required":["name","available"],"properties":{"name":{"type":"string"},"available":{"type":"boolean"},"detail":{"type":"string"}}}}}}`,
-	"get_config": `{"type":"object","required":["session","policy","display","ceiling","limits","protocol_version"],"properties":{` +
+	"get_config": `{"type":"object","required":["session","policy","display","ceiling","limits","protocol_version","tool_contract_version"],"properties":{` +
 		`"session":{"type":"object"},"policy":{"type":"object"},"display":{"type":"object"},"ceiling":{"type":"object"},` +
-		`"limits":{"type":"object"},"protocol_version":{"type":"integer","minimum":0}}}`,
+		`"limits":{"type":"object"},"protocol_version":{"type":"integer","minimum":0},"tool_contract_version":{"type":"string"}}}`,
 }
