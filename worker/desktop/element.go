@@ -66,7 +66,9 @@ func (d *desk) element(ctx context.Context, call *tool.Call, t targetArgs, e ele
 	if t.Scope == "desktop" || t.PID == nil || t.WindowID == nil {
 		return nil, nil, nil, invalid("an element target needs the pid and window_id of the window it was read from")
 	}
-	win, err := resolve(ctx, d.b, call.Window, t)
+	// Accessibility actions (set_value, a toolkit press, scrolling into view) work on a
+	// minimized window; pointer and key input to it are refused in elementPoint.
+	win, err := resolveMinimized(ctx, d.b, call.Window, t)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -93,9 +95,14 @@ func noPoint(x, y *float64) error {
 
 // elementPoint returns the root point at the element's centre for pointer input: its
 // live extents when it is accessible, else its snapshot frame as long as the window has
-// not moved. The point must lie in the element's window; whether that window is on top
-// there is checked by landsOn.
+// not moved. The point must lie in the element's window and on the screen, else the
+// element is not visible (element_not_visible: it has no extents, is scrolled out of its
+// window, or lies off the display) and nothing is sent; whether the window is on top
+// there is checked by landsOn. A minimized window is refused window_minimized.
 func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Snapshot, el *atspi.Element) (x11.Point, error) {
+	if err := notMinimized(win); err != nil {
+		return x11.Point{}, err
+	}
 	var r atspi.Rect
 	switch {
 	case el.Accessible() && el.HasComponent():
@@ -104,7 +111,7 @@ func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Sn
 			return x11.Point{}, refusal(err)
 		}
 		if !ok {
-			return x11.Point{}, invalid("%s [%d] is not on screen; scroll it into view (scroll with its element_token) and call get_window_state again", el.Role, el.Index)
+			return x11.Point{}, notVisible(el, "it has no extents on screen (zero size, or not showing)")
 		}
 		r = live
 	case el.ScreenFrame != nil:
@@ -119,12 +126,43 @@ func (d *desk) elementPoint(ctx context.Context, win *x11.Window, snap *atspi.Sn
 	cx, cy := r.Center()
 	p := x11.Point{X: cx, Y: cy}
 	if !win.Frame.Contains(p.X, p.Y) {
-		return x11.Point{}, invalid("the centre (%d,%d) of %s [%d] lies outside window %d; scroll it into view first", p.X, p.Y, el.Role, el.Index, win.ID)
+		return x11.Point{}, notVisible(el, fmt.Sprintf("its centre (%d,%d) lies outside window %d (%dx%d at %d,%d)", p.X, p.Y, win.ID, win.Frame.Width, win.Frame.Height, win.Frame.X, win.Frame.Y))
+	}
+	if c := clippedBy(win, snap, el, p); c != nil {
+		return x11.Point{}, notVisible(el, fmt.Sprintf("its centre (%d,%d) lies outside the visible part of %s [%d] that holds it (scrolled out of view)", p.X, p.Y, c.Role, c.Index))
 	}
 	if err := d.b.CheckPoint(p); err != nil {
+		if errors.Is(err, x11.ErrOutOfBounds) {
+			return x11.Point{}, notVisible(el, fmt.Sprintf("its centre (%d,%d) lies off the display", p.X, p.Y))
+		}
 		return x11.Point{}, refusal(err)
 	}
 	return p, nil
+}
+
+// clipping are the roles of containers that show only part of their content: an element
+// whose centre lies outside such an ancestor is scrolled out of view, though its extents
+// may still lie inside the window (over the dialog's buttons, say).
+var clipping = map[string]bool{"scroll pane": true, "viewport": true, "table": true, "tree table": true, "tree": true, "list": true, "list box": true}
+
+// clippedBy returns the clipping ancestor of el (in its snapshot) whose frame does not
+// contain p, or nil. The ancestors' frames are the snapshot's, moved with the window.
+func clippedBy(win *x11.Window, snap *atspi.Snapshot, el *atspi.Element, p x11.Point) *atspi.Element {
+	dx, dy := win.Frame.X-snap.Window.Frame.X, win.Frame.Y-snap.Window.Frame.Y
+	for i, n := el.Parent, 0; i != nil && *i >= 0 && *i < len(snap.Elements) && n < len(snap.Elements); n++ {
+		a := &snap.Elements[*i]
+		if f := a.ScreenFrame; f != nil && clipping[a.Role] && !f.Contains(p.X-dx, p.Y-dy) {
+			return a
+		}
+		i = a.Parent
+	}
+	return nil
+}
+
+// notVisible refuses pointer input at an element that is not on screen.
+func notVisible(el *atspi.Element, why string) error {
+	return authz.Refuse(authz.CodeElementNotVisible,
+		"%s [%d] is not visible: %s; nothing was sent. Scroll it into view (scroll with its element_token and no direction), or act on it with set_value or an accessibility action, then call get_window_state again", el.Role, el.Index, why)
 }
 
 // pointerResult reports input delivered at an element through devices (kind "pointer" or
