@@ -59,6 +59,13 @@ func shippedEntries() []Entry {
 		MetadataOnly("escalate_session", "Deprecated: records the request; the capture scope stays as the host fixed it.", R2, ResourceSession, annIdempotent),
 		MetadataOnly("get_config", "The worker's effective configuration (read-only).", R0, ResourceNone, annReadOnly),
 
+		// Recordings: named spans of the calling session's calls in the journal the host
+		// keeps. They change only the session's own state; the host alone decides whether
+		// there is a journal and what it keeps.
+		MetadataOnly("start_recording", "Mark the calling session's calls that follow as a named recording in the host's journal, with turn and time budgets (needs --journal).", R1, ResourceSession, annIdempotent),
+		MetadataOnly("stop_recording", "End the calling session's recording; its turns, duration and why it stopped.", R1, ResourceSession, annIdempotent),
+		MetadataOnly("get_recording_state", "The calling session's recording: running, name, turns, budgets left, why the last one stopped; what the host's journal keeps.", R0, ResourceSession, annReadOnly),
+
 		// The session's agent cursor: its own presentation, no protected resource.
 		MetadataOnly("set_agent_cursor_enabled", "Show or hide the calling session's agent cursor.", R1, ResourceSession, annIdempotent),
 		MetadataOnly("set_agent_cursor_motion", "Set how the calling session's agent cursor moves.", R1, ResourceSession, annIdempotent),
@@ -103,14 +110,15 @@ func shippedEntries() []Entry {
 		active("clipboard_read", "Read the clipboard as text.", R2, ResourceClipboard, OpObserve, ShapeClipboard, annReadOnly, RequireGrant, req),
 		active("clipboard_write", "Write text to the clipboard.", R1, ResourceClipboard, OpInput, ShapeClipboard, annIdempotent, Allow, out),
 
+		// Credentials the operator made available: the agent lists their names and has
+		// one typed like type_text, never seeing the secret.
+		MetadataOnly("find_credentials", "List the handles, labels and non-secret attributes of the credentials the operator made available (never a secret).", R0, ResourceNone, annReadOnly),
+		active("type_secret", "Type a credential's secret into a window like type_text; the agent never sees it.", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
+
 		// Reference tools cua-host does not expose.
 		notExposed("set_config", "The configuration is fixed by the host.", R2, ResourceNone),
 		notExposed("check_permissions", "macOS TCC only.", R2, ResourceNone),
-		notExposed("mouse_drag", "Superseded by drag.", R1, ResourceWindow),
-		notExposed("parallel_mouse_drag", "Needs XInput2 multi-pointer.", R1, ResourceDisplay),
 		notExposed("screenshot", "Removed in the reference; use get_desktop_state or zoom.", R3, ResourceDisplay),
-		notExposed("start_recording", "Screen recording.", R2, ResourceDisplay),
-		notExposed("stop_recording", "Screen recording.", R3, ResourceDisplay),
 		notExposed("replay_trajectory", "Replays recorded input.", R3, ResourceDisplay),
 		notExposed("page", "Browser page scripting.", R3, ResourceWindow),
 		notExposed("browser_navigate", "Browser adapters.", R2, ResourceWindow),

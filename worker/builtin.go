@@ -42,6 +42,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Handler:      w.endSession,
 	})
 	w.registerSessionTools(reg)
+	w.registerRecordingTools(reg)
 }
 
 type healthReport struct {

@@ -86,6 +86,16 @@ type journalCall struct {
 	readOnly bool
 	args     []byte
 	layer    string
+	// rec marks a call inside a recording (nil outside one).
+	rec *recordingTag
+}
+
+// config returns the host's journal settings, nil when it keeps no journal.
+func (j *journalReporter) config() *cuav1.JournalConfig {
+	if j == nil {
+		return nil
+	}
+	return j.cfg
 }
 
 // refused reports a call refused before it ran (outcome NOT_STARTED). args are the raw
@@ -99,6 +109,10 @@ func (j *journalReporter) refused(s *session, req *request, name string, raw []b
 		Tool: name, Decision: "deny", Layer: layerOf(code, msg),
 		Outcome: cuav1.Outcome_OUTCOME_NOT_STARTED, RefusalCode: string(code), RefusalMessage: truncateMessage(msg),
 		IsError: true, ReceivedUnixUs: received.UnixMicro(), AuthorizeUs: authDur.Microseconds(),
+	}
+	// A refused call inside a recording is part of its span, never one of its turns.
+	if tag := s.recording.enter(e.Tool, false, j.w.cfg.Now()); tag != nil {
+		e.Result = resultFacts(nil, nil, tag)
 	}
 	if req != nil {
 		e.Tool = req.name
@@ -127,6 +141,7 @@ func (j *journalReporter) begin(ctx context.Context, s *session, req request, t 
 		// once, after it ran, without a round trip to the host before.
 		jc.readOnly, jc.args, jc.layer = true, j.arguments(t.Name, req.args, nil), "mode:"+s.authority.Mode.String()
 		jc.started = time.Now()
+		jc.rec = s.recording.enter(t.Name, false, j.w.cfg.Now())
 		return jc, nil
 	}
 	e := &cuav1.JournalEntry{
@@ -154,6 +169,7 @@ func (j *journalReporter) begin(ctx context.Context, s *session, req request, t 
 				return nil, authz.Refuse(CodeJournalUnavailable, "the call could not be sent to the host's journal")
 			}
 			jc.started = time.Now()
+			jc.rec = s.recording.enter(t.Name, j.w.isTurn(t), j.w.cfg.Now())
 			return jc, nil
 		}
 	}
@@ -186,6 +202,7 @@ func (j *journalReporter) begin(ctx context.Context, s *session, req request, t 
 		return nil, authz.Refuse(ctxCode(ctx), "the call ended while the journal recorded it")
 	}
 	jc.started = time.Now()
+	jc.rec = s.recording.enter(t.Name, j.w.isTurn(t), j.w.cfg.Now())
 	return jc, nil
 }
 
@@ -206,8 +223,8 @@ func (j *journalReporter) end(ctx context.Context, jc *journalCall, out *cuav1.T
 		e.RefusalCode, e.RefusalMessage = r.GetCode(), truncateMessage(r.GetMessage())
 		e.Decision, e.Layer = "deny", "tool"
 	}
-	if jc.action || out.GetIsError() {
-		e.Result = resultFacts(out.GetStructured(), out.GetDetails())
+	if jc.action || out.GetIsError() || jc.rec != nil {
+		e.Result = resultFacts(out.GetStructured(), out.GetDetails(), jc.rec)
 	}
 	if jc.action {
 		// The capture runs after the handler returned, even when ctx ended: the journal
@@ -348,34 +365,47 @@ func targetOf(call *tool.Call) *cuav1.JournalRect {
 
 // resultFacts extracts what the journal keeps of a result: from its structured value, then
 // from its details, which carry cua-host's own route, delivery, verification and evidence
-// where the structured value has the contract's shape (ADR 0010).
-func resultFacts(structured, details []byte) []byte {
-	if len(structured) == 0 && len(details) == 0 {
+// where the structured value has the contract's shape (ADR 0010), and the recording the
+// call belongs to (rec, nil for none).
+func resultFacts(structured, details []byte, rec *recordingTag) []byte {
+	if len(structured) == 0 && len(details) == 0 && rec == nil {
 		return nil
 	}
-	var f struct {
-		Route     json.RawMessage `json:"route,omitempty"`
-		Delivery  json.RawMessage `json:"delivery,omitempty"`
-		Verified  json.RawMessage `json:"verified,omitempty"`
-		Evidence  json.RawMessage `json:"evidence,omitempty"`
-		ErrorCode json.RawMessage `json:"error_code,omitempty"`
-		Error     json.RawMessage `json:"error,omitempty"`
-		// A launch's process and windows, in the order they appeared: what a replay maps
-		// the original run's targets from.
-		PID       json.RawMessage `json:"pid,omitempty"`
-		WindowIDs json.RawMessage `json:"window_ids,omitempty"`
-		Windows   []launchWindow  `json:"windows,omitempty"`
-	}
+	var f resultFactsOf
 	for _, part := range [][]byte{structured, details} {
 		if len(part) > 0 && json.Unmarshal(part, &f) != nil {
-			return nil
+			if rec == nil {
+				return nil
+			}
+			f = resultFactsOf{} // the recording tag alone
+			break
 		}
 	}
-	b, err := json.Marshal(f)
+	b, err := json.Marshal(struct {
+		resultFactsOf
+		// Recording marks a call inside a recording's span (recording.go): the worker's
+		// word, never read from a result.
+		Recording *recordingTag `json:"recording,omitempty"`
+	}{f, rec})
 	if err != nil || string(b) == "{}" || len(b) > maxJournalArgs {
 		return nil
 	}
 	return b
+}
+
+// resultFactsOf is what the journal keeps of a result's structured value and details.
+type resultFactsOf struct {
+	Route     json.RawMessage `json:"route,omitempty"`
+	Delivery  json.RawMessage `json:"delivery,omitempty"`
+	Verified  json.RawMessage `json:"verified,omitempty"`
+	Evidence  json.RawMessage `json:"evidence,omitempty"`
+	ErrorCode json.RawMessage `json:"error_code,omitempty"`
+	Error     json.RawMessage `json:"error,omitempty"`
+	// A launch's process and windows, in the order they appeared: what a replay maps
+	// the original run's targets from.
+	PID       json.RawMessage `json:"pid,omitempty"`
+	WindowIDs json.RawMessage `json:"window_ids,omitempty"`
+	Windows   []launchWindow  `json:"windows,omitempty"`
 }
 
 // launchWindow is what the journal keeps of a launched window.

@@ -33,6 +33,9 @@ type session struct {
 	grants authz.Grants
 	// labels are the public labels calls carry (labels.go); they carry no authority.
 	labels labels
+	// recording is the session's recording state (recording.go): spans of its calls
+	// marked in the host's journal.
+	recording recordingState
 	// reach is how the session is reached, as the host said (get_session reports it).
 	reach reach
 	// tools is the host's selection of the tools the session serves (CreateSession's
@@ -231,6 +234,7 @@ func (s *session) revoke(code authz.Code, reason string) bool {
 	s.grants.Revoke()
 	s.cancel(errSessionEnded)
 	s.state.End()
+	s.recording.sessionEnded(s.w.cfg.Now())
 	s.w.log.Info("session ended", "label", s.label, "code", code, "reason", reason)
 	return true
 }
@@ -371,6 +375,7 @@ func (s *session) check() *authz.Refusal {
 		s.grants.Revoke()
 		s.cancel(errSessionEnded)
 		s.state.End()
+		s.recording.sessionEnded(now)
 		s.w.log.Info("session ended", "label", s.label, "code", code, "reason", reason)
 		return &authz.Refusal{Code: code, Message: reason}
 	}

@@ -101,9 +101,10 @@ func (s *session) summary(label string, st labelState, now time.Time) map[string
 	if s.ended != "" {
 		state = "ending"
 	}
+	_, recording, _ := s.recording.snapshot(now)
 	return map[string]any{
 		"session": name, "implicit": implicit, "state": state, "client_kind": s.reach.clientKind, "transport": s.reach.transport,
-		"cursor_visible": false, "recording_active": false,
+		"cursor_visible": false, "recording_active": recording,
 		"idle_seconds": uint64(max(idle, 0) / time.Second), "expires_in_seconds": uint64(max(s.authority.Expires.Sub(now), 0) / time.Second),
 	}
 }

@@ -17,6 +17,8 @@ import (
 // the empty struct of the worker's own tools (health_report, get_config, session_info).
 var argTypes = []func() any{
 	func() any { return new(pointArgs) },
+	func() any { return new(findCredentialsArgs) },
+	func() any { return new(typeSecretArgs) },
 	func() any { return new(walkArgs) },
 	func() any { return new(winArgs) },
 	func() any { return new(launchArgs) },
@@ -42,7 +44,7 @@ var argTypes = []func() any{
 // mapping: numbers that are integers only once decoded, overflow, null, wrong types.
 var decodeSeeds = []string{
 	`{}`, `null`, `[]`, `{"pid":42,"window_id":4194305,"x":10,"y":20,"_mode":"x"}`,
-	`{"text":"hi","pid":1}`, `{"key":"ctrl+shift+t"}`, `{"key":"Return","modifier":["alt"]}`,
+	`{"text":"hi","pid":1}`, `{"handle":"mail","pid":1}`, `{"query":"ma","attributes":{"url":"x"}}`, `{"attributes":{"url":1}}`, `{"key":"ctrl+shift+t"}`, `{"key":"Return","modifier":["alt"]}`,
 	`{"keys":["ctrl","c"]}`, `{"keys":["ctrl",1]}`, `{"modifier":null}`, `{"modifier":[]}`,
 	`{"element_token":"s0123abcd:4"}`, `{"snapshot_id":"s0123abcd","element_index":0}`,
 	`{"snapshot_id":"s0123abcd","element_index":"1"}`, `{"element_index":-1}`,

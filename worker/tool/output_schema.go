@@ -69,6 +69,17 @@ const (
 	cursorVisual = `{"type":"object","required":["requested_action","resolved_action","modifiers","phase","frame","preempted_count"],"properties":{` +
 		`"requested_action":` + cursorAction + `,"resolved_action":` + cursorAction + `,"modifiers":{"type":"array","items":{"type":"string"}},` +
 		`"phase":{"type":"string"},"frame":{"type":"integer","minimum":0},"preempted_count":{"type":"integer","minimum":0}}}`
+	// recordingState is the recording tools' result.
+	recordingState = `{"type":"object","required":["enabled","recording","active","available","owner","journal","name","turns","next_turn",` +
+		`"max_turns","turns_left","max_duration_ms","duration_ms","duration_left_ms","started","stopped","stop_reason"],"properties":{` +
+		`"enabled":{"type":"boolean"},"recording":{"type":"boolean"},"active":{"type":"boolean"},"available":{"type":"boolean"},"owner":{"type":"string"},` +
+		`"journal":{"type":"object","required":["kept","screenshots","text"],"properties":{"kept":{"type":"boolean"},"screenshots":{"type":"boolean"},"text":{"type":"boolean"}}},` +
+		`"name":` + nullableString + `,"turns":{"type":"integer","minimum":0},"next_turn":{"type":"integer","minimum":1},` +
+		`"max_turns":{"type":["integer","null"],"minimum":1},"turns_left":{"type":["integer","null"],"minimum":0},` +
+		`"max_duration_ms":{"type":["integer","null"],"minimum":1},"duration_ms":{"type":"integer","minimum":0},"duration_left_ms":{"type":["integer","null"],"minimum":0},` +
+		`"started":` + nullableString + `,"stopped":` + nullableString + `,` +
+		`"stop_reason":{"anyOf":[{"type":"string","enum":["stopped","max_turns","max_duration","session_ended"]},{"type":"null"}]},` +
+		`"output_dir":{"type":"null"},"video_active":{"type":"boolean"},"last_video_path":{"type":"null"},"last_error":` + nullableString + `}}`
 	clipboard = `"supported":{"type":"boolean"},"types":{"type":"array","items":{"type":"string"}},` +
 		`"privacy_sensitive":{"type":"boolean"},"content_redacted_from_telemetry":{"type":"boolean"}`
 )
@@ -124,6 +135,11 @@ var outputSchemas = map[string]string{
 	"clipboard_write": `{"type":"object","required":["supported","written_type","types","privacy_sensitive","content_redacted_from_telemetry"],"properties":{` +
 		clipboard + `,"written_type":{"type":"string"}}}`,
 
+	// Credentials: handles and non-secret attributes; type_secret is an action.
+	"find_credentials": `{"type":"object","required":["credentials"],"properties":{"credentials":{"type":"array","items":{"type":"object","required":["handle","label","attributes"],"properties":{` +
+		`"handle":{"type":"string"},"label":{"type":"string"},"attributes":{"type":"object","additionalProperties":{"type":"string"}}}}}}}`,
+	"type_secret": actionSchema,
+
 	// The agent cursor.
 	"set_agent_cursor_enabled": `{"type":"object","required":["session","enabled"],"properties":{"session":{"type":"string"},"enabled":{"type":"boolean"}}}`,
 	"set_agent_cursor_motion":  `{"type":"object","required":["session","motion"],"properties":{"session":{"type":"string"},"motion":` + cursorMotion + `}}`,
@@ -142,6 +158,10 @@ var outputSchemas = map[string]string{
 		`"sessions":{"type":"array","items":` + sessionSummary + `},"next_cursor":` + nullableString + `}}`,
 	"escalate_session":  `{"type":"object","required":[` + scopeRequired + `],"properties":{` + scopeState + `}}`,
 	"get_session_state": `{"type":"object","required":[` + scopeRequired + `],"properties":{` + scopeState + `}}`,
+	// The recording tools: the calling session's running or last recording.
+	"start_recording":     recordingState,
+	"stop_recording":      recordingState,
+	"get_recording_state": recordingState,
 	"health_report": `{"type":"object","required":["pid","generation","protocol_version","display","private_display","backends","sessions"],"properties":{` +
 		`"pid":{"type":"integer"},"generation":{"type":"string"},"protocol_version":{"type":"integer","minimum":0},` +
 		`"display":{"type":"string"},"private_display":{"type":"boolean"},"sessions":{"type":"integer","minimum":0},` +
