@@ -230,9 +230,23 @@ func (b *Backend) clipboardOffer(ctx context.Context, offer map[string]offered, 
 		c.mu.Lock()
 		c.owned, c.offer = false, nil
 		c.mu.Unlock()
-		return fmt.Errorf("x11: CLIPBOARD ownership was not granted (owner 0x%x)", r.Owner)
+		return fmt.Errorf("%w: CLIPBOARD ownership was not granted (owner 0x%x)", ErrSelectionNotOwned, r.Owner)
 	}
 	return nil
+}
+
+// ClipboardOwned reports whether this backend owns CLIPBOARD now, as the X server says:
+// false before any write and once another client has taken the clipboard.
+func (b *Backend) ClipboardOwned(ctx context.Context) (bool, error) {
+	c, err := b.clipboardConn(ctx)
+	if err != nil {
+		return false, err
+	}
+	r, err := xproto.GetSelectionOwner(c.conn, c.atoms.get("CLIPBOARD")).Reply()
+	if err != nil {
+		return false, xerr("GetSelectionOwner", err)
+	}
+	return r.Owner == c.win, nil
 }
 
 // ClipboardRead converts CLIPBOARD to UTF-8 text (falling back to STRING), waiting up to

@@ -34,6 +34,9 @@ var (
 	ErrTimeout = errors.New("x11: timeout")
 	// ErrNoKeycode means no keycode was left to map a symbol to.
 	ErrNoKeycode = errors.New("x11: no spare keycode")
+	// ErrSelectionNotOwned means the X server did not make this client the owner of a
+	// selection it asked for, or another client took it back at once.
+	ErrSelectionNotOwned = errors.New("x11: selection not owned")
 )
 
 // XError is an error the X server returned for a request.

@@ -1,13 +1,17 @@
 // Command xclient is a test X client that does what xevlog does not, the way a foreign or
 // busy client would: it maps an override-redirect window (a menu, a tooltip, another
-// client's popup), grabs the keyboard (a password prompt), or maps a window that refuses
-// the input focus. Like xevlog it writes every input event it receives as a JSON line, so
+// client's popup), grabs the keyboard (a password prompt), maps a window that refuses
+// the input focus, or owns the clipboard without ever answering for it (a hung
+// application), taking it back whenever another client takes it. Like xevlog it writes every input event it receives as a JSON line, so
 // tests use it as an oracle.
 //
-//	xclient [-override-redirect] [-grab-keyboard] [-no-focus] [-x X -y Y] -width W -height H [-background 0xRRGGBB] [-out FILE]
+//	xclient [-override-redirect] [-grab-keyboard] [-no-focus] [-own-clipboard] [-keep-clipboard] [-x X -y Y] -width W -height H [-background 0xRRGGBB] [-out FILE]
 //
 // The first line is {"type":"ready","window":ID,"pid":PID} once the window is mapped; with
-// -grab-keyboard a {"type":"grabbed"} line follows once the grab is held. A line "ungrab"
+// -grab-keyboard a {"type":"grabbed"} line follows once the grab is held; with
+// -own-clipboard, {"type":"clipboard_owned"} once it owns CLIPBOARD, then
+// {"type":"selection_request"} for each request it leaves unanswered; with
+// -keep-clipboard, {"type":"clipboard_retaken"} each time it takes CLIPBOARD back. A line "ungrab"
 // on stdin releases the grab ({"type":"ungrabbed"}). It runs until it is killed.
 package main
 
@@ -65,6 +69,8 @@ func run() error {
 	override := flag.Bool("override-redirect", false, "map an override-redirect window (the window manager does not manage it)")
 	grab := flag.Bool("grab-keyboard", false, "grab the keyboard once the window is mapped")
 	noFocus := flag.Bool("no-focus", false, "set WM_HINTS input=False: the window refuses the input focus")
+	ownClipboard := flag.Bool("own-clipboard", false, "own CLIPBOARD once mapped and never answer a request for it")
+	keepClipboard := flag.Bool("keep-clipboard", false, "with -own-clipboard: take CLIPBOARD back as soon as another client takes it")
 	x := flag.Int("x", 0, "x position")
 	y := flag.Int("y", 0, "y position")
 	width := flag.Int("width", 200, "window width")
@@ -156,6 +162,25 @@ func run() error {
 			if *grab {
 				go grabKeyboard(c, wid, lg)
 			}
+			if *ownClipboard {
+				go func() {
+					if err := ownSelection(c, wid, "CLIPBOARD"); err != nil {
+						lg.write(line{Type: "clipboard_failed"})
+						return
+					}
+					lg.write(line{Type: "clipboard_owned"})
+				}()
+			}
+		case xproto.SelectionRequestEvent:
+			lg.write(line{Type: "selection_request"}) // and no SelectionNotify: the requestor waits
+		case xproto.SelectionClearEvent:
+			if *ownClipboard && *keepClipboard {
+				go func() {
+					if ownSelection(c, wid, "CLIPBOARD") == nil {
+						lg.write(line{Type: "clipboard_retaken"})
+					}
+				}()
+			}
 		case xproto.ButtonPressEvent:
 			lg.write(line{Type: "button_press", Button: int(e.Detail), X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY)})
 		case xproto.ButtonReleaseEvent:
@@ -172,6 +197,25 @@ func run() error {
 			lg.write(line{Type: "focus_out", Detail: int(e.Detail), Mode: int(e.Mode)})
 		}
 	}
+}
+
+// ownSelection makes wid the owner of the selection name and checks that it is.
+func ownSelection(c *xgb.Conn, wid xproto.Window, name string) error {
+	a, err := xproto.InternAtom(c, false, uint16(len(name)), name).Reply()
+	if err != nil {
+		return err
+	}
+	if err := xproto.SetSelectionOwnerChecked(c, wid, a.Atom, xproto.TimeCurrentTime).Check(); err != nil {
+		return err
+	}
+	r, err := xproto.GetSelectionOwner(c, a.Atom).Reply()
+	if err != nil {
+		return err
+	}
+	if r.Owner != wid {
+		return fmt.Errorf("%s is owned by 0x%x", name, r.Owner)
+	}
+	return nil
 }
 
 // grabKeyboard grabs the keyboard for wid, retrying while another client (the window

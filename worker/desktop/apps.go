@@ -350,7 +350,7 @@ func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result
 	}
 	targets, owner, err := d.b.ClipboardTargets(ctx)
 	if err != nil {
-		return nil, err
+		return nil, clipboardError(err)
 	}
 	types := clipboardTypes(targets)
 	st := clipboardShape(types)
@@ -364,7 +364,7 @@ func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result
 	case a.IncludeText:
 		text, _, err := d.b.ClipboardRead(ctx)
 		if err != nil {
-			return nil, err
+			return nil, clipboardError(err)
 		}
 		st["text"], msg, details["bytes"] = text, text, len(text)
 	default:
@@ -435,9 +435,12 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 		return nil, invalid("text is %d bytes (at most %d)", len(*a.Text), x11.MaxClipboardBytes)
 	}
 	if err := d.b.ClipboardWrite(ctx, *a.Text); err != nil {
-		return nil, err
+		return nil, clipboardError(err)
 	}
 	back, _, rerr := d.b.ClipboardRead(ctx)
+	if held, err := d.b.ClipboardOwned(ctx); err == nil && !held {
+		return d.clipboardLost(ctx, len(*a.Text)), nil
+	}
 	ok := rerr == nil && back == *a.Text
 	st := clipboardShape([]string{"text/plain"})
 	st["written_type"] = "text/plain"
@@ -461,7 +464,7 @@ func (d *desk) clipboardWriteImage(ctx context.Context, call *tool.Call, path st
 		return nil, authz.Refuse(authz.CodeUnsupported, "image_path %s is neither a PNG nor a JPEG image", path)
 	}
 	if err := d.b.ClipboardWriteImage(ctx, data, mime); err != nil {
-		return nil, err
+		return nil, clipboardError(err)
 	}
 	st := clipboardShape([]string{mime})
 	st["written_type"] = mime
@@ -477,7 +480,7 @@ func (d *desk) clipboardWriteFile(ctx context.Context, call *tool.Call, path str
 		return nil, err
 	}
 	if err := d.b.ClipboardWriteFile(ctx, path); err != nil {
-		return nil, err
+		return nil, clipboardError(err)
 	}
 	st := clipboardShape([]string{"text/uri-list", "x-special/gnome-copied-files", "text/plain"})
 	st["written_type"] = "text/uri-list"
