@@ -14,7 +14,7 @@ import (
 
 // runJournal serves `cua-host journal verify|head|show`.
 func runJournal(args []string, stdout, stderr io.Writer) int {
-	const usage = "usage: cua-host journal verify [--json] [--head HASH] DIR | cua-host journal head [--json] DIR | cua-host journal show DIR [-o FILE] [--json]"
+	const usage = "usage: cua-host journal verify [--json] [--head HASH] DIR | cua-host journal head [--json] DIR | cua-host journal show DIR [-o FILE] [--json] [--recording NAME]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -168,8 +168,9 @@ func runJournalShow(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the report to this file (default: standard output)")
 	asJSON := fs.Bool("json", false, "write JSON instead of HTML")
+	recording := fs.String("recording", "", "show only the calls of the recordings of this name (start_recording's name)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: cua-host journal show DIR [-o FILE] [--json]")
+		fmt.Fprintln(fs.Output(), "usage: cua-host journal show DIR [-o FILE] [--json] [--recording NAME]")
 		fs.PrintDefaults()
 	}
 	pos, code, ok := parseInterspersedFlags(fs, args, stdout, stderr)
@@ -177,13 +178,17 @@ func runJournalShow(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: cua-host journal show DIR [-o FILE] [--json]")
+		fmt.Fprintln(stderr, "usage: cua-host journal show DIR [-o FILE] [--json] [--recording NAME]")
 		return 2
 	}
 	rep, err := report.Build(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host journal show: %v\n", err)
 		return 2
+	}
+	if *recording != "" && !rep.KeepRecording(*recording) {
+		fmt.Fprintf(stderr, "cua-host journal show: no call of %s belongs to a recording named %q\n", pos[0], *recording)
+		return 1
 	}
 	var buf bytes.Buffer
 	if *asJSON {

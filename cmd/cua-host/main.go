@@ -116,7 +116,7 @@ func usage(w io.Writer) {
   cua-host mcp-connect ENDPOINT               stdio MCP relayed to a session's endpoint
   cua-host journal verify [--json] [--head HASH] DIR  exit 0: intact and ended in order; 1: tampered, cut off, head not found
   cua-host journal head [--json] DIR          the newest segment's last hash: keep it elsewhere
-  cua-host journal show DIR [-o FILE] [--json]  one self-contained HTML report (or JSON)
+  cua-host journal show DIR [-o FILE] [--json] [--recording NAME]  one self-contained HTML report (or JSON), or one recording's calls
   cua-host replay DIR [--display private|:N] [--json]  re-run a journal's completed actions
   cua-host policy check [--managed-policy FILE] [--policy FILE]
   cua-host policy eval [--managed-policy FILE] [--policy FILE] --tool NAME [--args JSON]

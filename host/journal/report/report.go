@@ -24,6 +24,10 @@ type Report struct {
 	Sessions []Session               `json:"sessions"`
 	Calls    []Call                  `json:"calls"`
 	Summary  Summary                 `json:"summary"`
+	// Recording is the recording KeepRecording narrowed the report to, and Recordings
+	// what the journal holds of it; both empty otherwise.
+	Recording  string      `json:"recording,omitempty"`
+	Recordings []Recording `json:"recordings,omitempty"`
 }
 
 // Session is one session of the journal.
