@@ -5,6 +5,12 @@
 //	xevlog -title T -width 400 -height 300 -color ff0000 [-out FILE]
 //
 // The first line is {"type":"ready","window":ID,...} once the window is mapped.
+//
+// With -xi2 it selects the pointer's XInput2 events (button press, release and motion of
+// every master pointer) instead of the core ones, and logs each with the master device
+// that produced it ("device"), its slave ("source") and the held buttons in "state" as
+// core events give them (Button1Mask = 0x100 …). Lines are in the order the server
+// delivered the events.
 package main
 
 import (
@@ -14,12 +20,16 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+
+	"github.com/cua-host/cua-host/internal/xauth"
+	"github.com/cua-host/cua-host/internal/xinput2"
 )
 
 func main() {
@@ -31,7 +41,11 @@ func main() {
 
 // Event is one logged line.
 type Event struct {
-	Type    string `json:"type"`
+	Type string `json:"type"`
+	// Device and Source are, in -xi2 mode, the master device an XI2 event is reported for
+	// and the slave that produced it.
+	Device  int    `json:"device,omitempty"`
+	Source  int    `json:"source,omitempty"`
 	Window  uint32 `json:"window,omitempty"`
 	Button  int    `json:"button,omitempty"`
 	X       int    `json:"x"`
@@ -56,6 +70,7 @@ func run() error {
 	height := flag.Int("height", 300, "window height")
 	color := flag.String("color", "ffffff", "background colour as RRGGBB hex")
 	out := flag.String("out", "", "write events to this file instead of stdout")
+	xi2 := flag.Bool("xi2", false, "log the pointer's XInput2 events, with the device of each, instead of its core events")
 	xkb := flag.Bool("xkb", false, "announce XKB, so that event states are the sending keyboard's (remapped keycodes then read as the mapping at start)")
 	flag.Parse()
 	pixel, err := strconv.ParseUint(strings.TrimPrefix(*color, "#"), 16, 32)
@@ -73,7 +88,13 @@ func run() error {
 	}
 	enc := json.NewEncoder(w)
 	xgb.Logger = log.New(io.Discard, "", 0)
-	c, err := xgb.NewConn()
+	var c *xgb.Conn
+	var ec *xinput2.EventConn
+	if *xi2 {
+		c, ec, err = dialXI2()
+	} else {
+		c, err = xgb.NewConn()
+	}
 	if err != nil {
 		return err
 	}
@@ -126,6 +147,15 @@ func run() error {
 	binary.LittleEndian.PutUint32(hints[3*4:], uint32(*width))
 	binary.LittleEndian.PutUint32(hints[4*4:], uint32(*height))
 	setProp(xproto.AtomWmNormalHints, xproto.AtomWmSizeHints, 32, hints)
+	if *xi2 {
+		if err := xinput2.Init(c); err != nil {
+			return err
+		}
+		mask := xinput2.Mask(xinput2.EventButtonPress, xinput2.EventButtonRelease, xiMotion)
+		if err := xinput2.SelectEvents(c, wid, xinput2.AllMasterDevices, mask); err != nil {
+			return err
+		}
+	}
 	xproto.MapWindow(c, wid)
 
 	km := loadKeymap(c)
@@ -144,6 +174,10 @@ func run() error {
 			if !ready && e.Window == wid {
 				ready = true
 				line = &Event{Type: "ready", Window: uint32(wid), Width: *width, Height: *height, PID: os.Getpid()}
+			}
+		case xproto.GeGenericEvent:
+			if ge, ok := ec.Next(); ok {
+				line = xiEvent(ge)
 			}
 		case xproto.ButtonPressEvent:
 			line = &Event{Type: "button_press", Button: int(e.Detail), X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State}
@@ -253,4 +287,78 @@ func useXKB(c *xgb.Conn) error {
 		return fmt.Errorf("XkbUseExtension: the server refused XKB 1.0")
 	}
 	return nil
+}
+
+// xiMotion is XI_Motion, the XI2 motion event type.
+const xiMotion = 6
+
+// xiEvent logs an XI2 pointer event; nil for any other generic event.
+func xiEvent(ge xinput2.GenericEvent) *Event {
+	e, err := xinput2.ParseDeviceEvent(ge.Data)
+	if err != nil {
+		return nil
+	}
+	var typ string
+	switch e.Type {
+	case xinput2.EventButtonPress:
+		typ = "button_press"
+	case xinput2.EventButtonRelease:
+		typ = "button_release"
+	case xiMotion:
+		typ = "motion"
+	default:
+		return nil
+	}
+	line := &Event{Type: typ, Device: int(e.Device), Source: int(e.Source), X: e.EventX, Y: e.EventY, RootX: e.RootX, RootY: e.RootY,
+		State: uint16(e.Mods&0xff) | heldButtons(ge.Data)}
+	if typ != "motion" {
+		line.Button = int(e.Detail)
+	}
+	return line
+}
+
+// heldButtons reads the button mask that follows an XIDeviceEvent's fixed part (buttons_len
+// 4-byte units at byte 48, the mask from byte 80) as the core state's button bits: button n
+// held is bit 7+n (Button1Mask = 0x100).
+func heldButtons(b []byte) uint16 {
+	n := 4 * int(binary.LittleEndian.Uint16(b[48:]))
+	if len(b) < 80+n {
+		return 0
+	}
+	var state uint16
+	for btn := 1; btn <= 5 && btn/8 < n; btn++ {
+		if b[80+btn/8]&(1<<(btn%8)) != 0 {
+			state |= 1 << (7 + btn)
+		}
+	}
+	return state
+}
+
+// dialXI2 connects to $DISPLAY (a local display) through an xinput2.EventConn, which takes
+// XI2's generic events out of the stream xgb reads, with the cookie of $XAUTHORITY.
+func dialXI2() (*xgb.Conn, *xinput2.EventConn, error) {
+	disp := os.Getenv("DISPLAY")
+	rest, ok := strings.CutPrefix(disp, ":")
+	if !ok {
+		return nil, nil, fmt.Errorf("-xi2 needs a local DISPLAY, not %q", disp)
+	}
+	num, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("DISPLAY %q: %v", disp, err)
+	}
+	nc, err := net.Dial("unix", "/tmp/.X11-unix/X"+strconv.Itoa(num))
+	if err != nil {
+		return nil, nil, err
+	}
+	var cookie []byte
+	if path := os.Getenv("XAUTHORITY"); path != "" {
+		cookie, _ = xauth.Cookie(path, num) // none: connect without one, as Xlib does
+	}
+	ec := xinput2.NewEventConn(nc, nil)
+	c, err := xgb.NewConnNet(&xauth.SetupConn{Conn: ec, Cookie: cookie})
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return c, ec, nil
 }

@@ -89,7 +89,10 @@ func Display() *display.Display { return disp }
 
 // Event is one xevlog line.
 type Event struct {
-	Type    string `json:"type"`
+	Type string `json:"type"`
+	// Device and Source are the master device and slave of an XI2 event (XI2 mode).
+	Device  int    `json:"device"`
+	Source  int    `json:"source"`
 	Window  uint32 `json:"window"`
 	Button  int    `json:"button"`
 	X       int    `json:"x"`
@@ -125,6 +128,9 @@ type XevlogOptions struct {
 	// XKB makes xevlog announce XKB (xevlog -xkb): event states are then the sending
 	// keyboard's, as toolkits see them.
 	XKB bool
+	// XI2 makes xevlog log the pointer's XInput2 events with the master device of each
+	// (xevlog -xi2) instead of its core events.
+	XI2 bool
 }
 
 // StartXevlog runs xevlog and waits until its window is mapped. It is stopped at cleanup.
@@ -143,6 +149,9 @@ func StartXevlog(t testing.TB, o XevlogOptions) *Xevlog {
 	args := []string{"-title", o.Title, "-width", fmt.Sprint(o.Width), "-height", fmt.Sprint(o.Height), "-color", o.Color}
 	if o.XKB {
 		args = append(args, "-xkb")
+	}
+	if o.XI2 {
+		args = append(args, "-xi2")
 	}
 	cmd := exec.Command(xevlogPath, args...)
 	out, err := cmd.StdoutPipe()
