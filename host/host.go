@@ -94,6 +94,17 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 			}
 		}()
 	}
+	var secrets *os.File
+	if opts.SecretsDir != "" {
+		if secrets, err = openSecretsDir(opts.SecretsDir); err != nil {
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+		defer func() {
+			if secrets != nil {
+				secrets.Close() // not handed to spawn
+			}
+		}()
+	}
 	hostEnd, childEnd, err := wire.ControlPair()
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -111,6 +122,11 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 	c, err := workerChild(opts, "worker", childEnd)
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	if secrets != nil {
+		// At contract.WorkerCredentialsFD; spawn takes ownership.
+		c.files = append(c.files, inherited{"credentials", secrets})
+		secrets = nil
 	}
 	// spawn closes our copy of the child's end at once: a worker that dies before Ready
 	// must be seen to close the channel.
@@ -232,6 +248,9 @@ func (h *Host) handshake(ctx context.Context) error {
 		ProtectedPids: []int32{int32(os.Getpid())},
 		Journal:       journalConfig(h.opts.Journal),
 		Sandbox:       sandboxConfig(h.opts),
+	}
+	if h.opts.SecretsDir != "" {
+		hello.Credentials = &cuav1.Credentials{Directory: true}
 	}
 	for _, pid := range h.opts.ProtectedPIDs {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(pid))

@@ -70,6 +70,14 @@ type Options struct {
 	// no sandbox can be built (docs/security.md).
 	Sandbox SandboxOptions
 
+	// SecretsDir, when set, is a credentials directory (docs/security.md, "Typing a
+	// secret the agent never sees"): each regular file in it is a credential the sessions
+	// can list with find_credentials and type with type_secret, its name the handle, its
+	// content the secret. Start opens it once without following symbolic links and hands
+	// the worker the open directory; launched programs never see it. The host never reads
+	// a secret.
+	SecretsDir string
+
 	// StartTimeout bounds spawn → Ready; zero means 10 s.
 	StartTimeout time.Duration
 	// CloseGrace is how long Close waits for the worker to exit after closing the control

@@ -8,7 +8,7 @@ import (
 )
 
 // sandboxConfig is Hello's sandbox: what Options.Sandbox says, plus what only the host
-// knows must stay out of sight of launched programs: the journal directory, and the cookie
+// knows must stay out of sight of launched programs: the journal directory, the credentials directory, and the cookie
 // files of the person's display (the XAUTHORITY the host was started with, and the
 // display's own when it is not the host's private one).
 func sandboxConfig(o Options) *cuav1.Sandbox {
@@ -27,6 +27,7 @@ func sandboxConfig(o Options) *cuav1.Sandbox {
 	if o.Journal != nil {
 		add(o.Journal.Dir)
 	}
+	add(o.SecretsDir)
 	if xa := os.Getenv("XAUTHORITY"); xa != "" && xa != o.Display.XAuthority {
 		add(xa)
 	}

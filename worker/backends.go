@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cua-host/cua-host/internal/credential"
+	"github.com/cua-host/cua-host/internal/safefile"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -23,9 +27,17 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 		log = slog.New(slog.DiscardHandler)
 	}
 	reg := tool.NewRegistry()
+	creds, err := credentialStore(hello)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts desktop.Options
+	opts.Logger = log
+	if creds != nil {
+		opts.Credentials = creds
+	}
 	name := hello.GetDisplay().GetName()
 	var b *x11.Backend
-	var err error
 	if name == "" {
 		err = fmt.Errorf("%w: the host named no X display", x11.ErrNoDisplay)
 	} else {
@@ -38,8 +50,9 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 	}
 	if err != nil {
 		log.Warn("desktop backend unavailable", "display", name, "err", err)
-		desktop.Register(reg, nil, desktop.Options{Logger: log, Unavailable: err})
-		return reg, nil, nil
+		opts.Unavailable = err
+		desktop.Register(reg, nil, opts)
+		return reg, closerOf(creds), nil
 	}
 	// A worker that was killed left its sessions' input devices on the display.
 	if removed, err := b.RemoveStaleSeats(ctx, processGone); err != nil {
@@ -47,9 +60,47 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 	} else if len(removed) > 0 {
 		log.Info("removed input devices exited workers left", "devices", removed)
 	}
-	desktop.Register(reg, b, desktop.Options{Logger: log})
+	desktop.Register(reg, b, opts)
+	if creds != nil {
+		return reg, closers{b, creds}, nil
+	}
 	return reg, b, nil
 }
 
 // processGone reports whether no process pid exists.
 func processGone(pid int) bool { return unix.Kill(pid, 0) == unix.ESRCH }
+
+// credentialStore is the credentials directory Hello says the host handed the worker at
+// contract.WorkerCredentialsFD, or nil. It takes the descriptor over and marks it
+// close-on-exec, so that no launched program inherits it.
+func credentialStore(hello *cuav1.Hello) (*credential.Dir, error) {
+	if !hello.GetCredentials().GetDirectory() {
+		return nil, nil
+	}
+	d, err := safefile.FromFile(os.NewFile(contract.WorkerCredentialsFD, "credentials"), "credentials")
+	if err != nil {
+		return nil, fmt.Errorf("credentials directory at descriptor %d: %w", contract.WorkerCredentialsFD, err)
+	}
+	return credential.NewDir(d), nil
+}
+
+// closerOf returns c as an io.Closer, nil for a nil store.
+func closerOf(c *credential.Dir) io.Closer {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+// closers closes each of its members in order and returns the first error.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

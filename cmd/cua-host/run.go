@@ -186,6 +186,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 			Consent:          cfg.setup.consentFor(d, log),
 			Journal:          cfg.setup.journal,
 			Sandbox:          cfg.setup.sandbox,
+			SecretsDir:       cfg.setup.secretsDir,
 			Person:           d.watch,
 		},
 		Proxy: host.ProxyOptions{

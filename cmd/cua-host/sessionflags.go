@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,6 +31,8 @@ type sessionFlags struct {
 	journalMaxBytes    int64
 
 	sandbox string
+	// secretsDir is --secrets-dir: the credentials directory type_secret reads from.
+	secretsDir string
 
 	// tools and excludeTools are --tools and --exclude-tools as given (comma-separated).
 	tools, excludeTools string
@@ -48,6 +52,7 @@ func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.IntVar(&f.journalMaxShots, "journal-max-shots", 0, "screenshots kept per session; the oldest are removed beyond it (0: 500, -1: no limit)")
 	fs.Int64Var(&f.journalMaxBytes, "journal-max-shot-bytes", 0, "screenshot bytes kept per session (0: 128 MiB, -1: no limit)")
 	fs.StringVar(&f.sandbox, "sandbox", "on", "on: every program a session launches runs in a bubblewrap sandbox that hides the person's cookies, the journal and every other process, and launches are refused where none can be built; off: launched programs run unconfined, as you (docs/security.md)")
+	fs.StringVar(&f.secretsDir, "secrets-dir", "", "credentials directory: each file in it is a secret the sessions can type with type_secret (its name the handle, listed by find_credentials) without ever seeing it; hidden from launched programs (docs/security.md)")
 	fs.StringVar(&f.tools, "tools", "", "serve only these tools (comma-separated): tools/list shows only them and the worker refuses any other with permission_denied; an unknown name is a startup error")
 	fs.StringVar(&f.excludeTools, "exclude-tools", "", "never serve these tools (comma-separated); an unknown name is a startup error")
 	return f
@@ -68,6 +73,8 @@ type sessionSetup struct {
 	journal *host.JournalOptions
 	// sandbox confines launched programs (--sandbox).
 	sandbox host.SandboxOptions
+	// secretsDir is the absolute path of --secrets-dir, or "".
+	secretsDir string
 }
 
 // maxTTL bounds --session-ttl as the reference system does.
@@ -131,6 +138,10 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	if err != nil {
 		return nil, err
 	}
+	secretsDir, err := checkSecretsDir(f.secretsDir)
+	if err != nil {
+		return nil, err
+	}
 	var jr *host.JournalOptions
 	if f.journal != "" {
 		jr = &host.JournalOptions{
@@ -139,8 +150,9 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		}
 	}
 	return &sessionSetup{
-		journal: jr,
-		sandbox: host.SandboxOptions{Disabled: f.sandbox == "off"},
+		secretsDir: secretsDir,
+		journal:    jr,
+		sandbox:    host.SandboxOptions{Disabled: f.sandbox == "off"},
 		ceiling: authz.Ceiling{
 			AllowedModes:             []authz.Mode{mode},
 			UnrestrictedAcknowledged: mode == authz.Unrestricted,
@@ -198,4 +210,25 @@ func (f *sessionFlags) toolSelection() (authz.ToolSelection, error) {
 		return authz.ToolSelection{}, fmt.Errorf("%s: %s", name, se.Reason)
 	}
 	return sel, err
+}
+
+// checkSecretsDir returns the absolute path of --secrets-dir after checking that it is a
+// directory ("" when the flag is not given). The host opens it again, without following
+// links, when it starts the worker.
+func checkSecretsDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--secrets-dir: %w", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("--secrets-dir: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("--secrets-dir %s is not a directory", abs)
+	}
+	return abs, nil
 }

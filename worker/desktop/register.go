@@ -27,12 +27,17 @@ type Options struct {
 	// window manager that misbehaves with a second pointer): background input then goes
 	// through accessibility only, or is refused with background_unavailable.
 	NoSessionDevices bool
+	// Credentials is the store of find_credentials and type_secret; nil refuses both with
+	// unsupported. The caller keeps ownership.
+	Credentials Credentials
 }
 
 // desk is the registered tools' shared state.
 type desk struct {
-	b        *x11.Backend
-	log      *slog.Logger
+	b   *x11.Backend
+	log *slog.Logger
+	// creds is the credential store; nil when the host configured none.
+	creds    Credentials
 	ax       *atspi.Client // nil without a backend
 	sessions *sessionStore // element snapshots per session
 	seats    *seatStore    // input devices per session
@@ -59,7 +64,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore(), cursors: newCursorStore(), foreground: newForegroundGate()}
+	d := &desk{b: b, log: logger, ax: opts.Accessibility, sessions: newSessionStore(), seats: newSeatStore(), cursors: newCursorStore(), foreground: newForegroundGate(), creds: opts.Credentials}
 	if opts.NoSessionDevices {
 		d.seats.unusable = fmt.Errorf("%w: session input devices are turned off", x11.ErrUnsupported)
 	}
@@ -140,7 +145,7 @@ func Annotations(name string) tool.Annotations {
 
 func (d *desk) specs() []spec {
 	var all []spec
-	for _, group := range [][]spec{d.observeSpecs(), d.a11ySpecs(), d.verifySpecs(), d.pointerSpecs(), d.keyboardSpecs(), d.menuSpecs(), d.appSpecs(), d.cursorSpecs()} {
+	for _, group := range [][]spec{d.observeSpecs(), d.a11ySpecs(), d.verifySpecs(), d.pointerSpecs(), d.keyboardSpecs(), d.menuSpecs(), d.appSpecs(), d.cursorSpecs(), d.secretSpecs()} {
 		all = append(all, group...)
 	}
 	return all

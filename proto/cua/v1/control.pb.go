@@ -418,7 +418,11 @@ type Hello struct {
 	// among the sandbox's hide_paths, so that launched programs cannot see it.
 	Journal *JournalConfig `protobuf:"bytes,8,opt,name=journal,proto3" json:"journal,omitempty"`
 	// sandbox says how programs the sessions launch are confined.
-	Sandbox       *Sandbox `protobuf:"bytes,9,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	Sandbox *Sandbox `protobuf:"bytes,9,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	// credentials, when set, says where the secrets the operator made available to the
+	// sessions are (find_credentials, type_secret). Where the store is on disk reaches the
+	// worker only among the sandbox's hide_paths.
+	Credentials   *Credentials `protobuf:"bytes,10,opt,name=credentials,proto3" json:"credentials,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -516,6 +520,61 @@ func (x *Hello) GetSandbox() *Sandbox {
 	return nil
 }
 
+func (x *Hello) GetCredentials() *Credentials {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+// Credentials says which credential store the worker reads secrets from. A secret itself
+// never travels on the control channel.
+type Credentials struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// directory says the host handed the worker a credentials directory, opened with
+	// O_PATH|O_DIRECTORY without following links, at descriptor contract.WorkerCredentialsFD.
+	Directory     bool `protobuf:"varint,1,opt,name=directory,proto3" json:"directory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Credentials) Reset() {
+	*x = Credentials{}
+	mi := &file_cua_v1_control_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Credentials) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Credentials) ProtoMessage() {}
+
+func (x *Credentials) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Credentials.ProtoReflect.Descriptor instead.
+func (*Credentials) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Credentials) GetDirectory() bool {
+	if x != nil {
+		return x.Directory
+	}
+	return false
+}
+
 // Sandbox says how the worker confines the programs its sessions launch (docs/security.md,
 // "What a launched program can reach").
 type Sandbox struct {
@@ -534,7 +593,7 @@ type Sandbox struct {
 
 func (x *Sandbox) Reset() {
 	*x = Sandbox{}
-	mi := &file_cua_v1_control_proto_msgTypes[2]
+	mi := &file_cua_v1_control_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +605,7 @@ func (x *Sandbox) String() string {
 func (*Sandbox) ProtoMessage() {}
 
 func (x *Sandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[2]
+	mi := &file_cua_v1_control_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +618,7 @@ func (x *Sandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sandbox.ProtoReflect.Descriptor instead.
 func (*Sandbox) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{2}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Sandbox) GetDisabled() bool {
@@ -590,7 +649,7 @@ type Ready struct {
 
 func (x *Ready) Reset() {
 	*x = Ready{}
-	mi := &file_cua_v1_control_proto_msgTypes[3]
+	mi := &file_cua_v1_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +661,7 @@ func (x *Ready) String() string {
 func (*Ready) ProtoMessage() {}
 
 func (x *Ready) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[3]
+	mi := &file_cua_v1_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +674,7 @@ func (x *Ready) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ready.ProtoReflect.Descriptor instead.
 func (*Ready) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{3}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Ready) GetVersion() uint32 {
@@ -652,7 +711,7 @@ type Ceiling struct {
 
 func (x *Ceiling) Reset() {
 	*x = Ceiling{}
-	mi := &file_cua_v1_control_proto_msgTypes[4]
+	mi := &file_cua_v1_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +723,7 @@ func (x *Ceiling) String() string {
 func (*Ceiling) ProtoMessage() {}
 
 func (x *Ceiling) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[4]
+	mi := &file_cua_v1_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +736,7 @@ func (x *Ceiling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ceiling.ProtoReflect.Descriptor instead.
 func (*Ceiling) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{4}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Ceiling) GetAllowedModes() []Mode {
@@ -719,7 +778,7 @@ type PolicySnapshot struct {
 
 func (x *PolicySnapshot) Reset() {
 	*x = PolicySnapshot{}
-	mi := &file_cua_v1_control_proto_msgTypes[5]
+	mi := &file_cua_v1_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -731,7 +790,7 @@ func (x *PolicySnapshot) String() string {
 func (*PolicySnapshot) ProtoMessage() {}
 
 func (x *PolicySnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[5]
+	mi := &file_cua_v1_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -744,7 +803,7 @@ func (x *PolicySnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicySnapshot.ProtoReflect.Descriptor instead.
 func (*PolicySnapshot) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{5}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PolicySnapshot) GetManaged() *PolicyLayer {
@@ -775,7 +834,7 @@ type PolicyLayer struct {
 
 func (x *PolicyLayer) Reset() {
 	*x = PolicyLayer{}
-	mi := &file_cua_v1_control_proto_msgTypes[6]
+	mi := &file_cua_v1_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +846,7 @@ func (x *PolicyLayer) String() string {
 func (*PolicyLayer) ProtoMessage() {}
 
 func (x *PolicyLayer) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[6]
+	mi := &file_cua_v1_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +859,7 @@ func (x *PolicyLayer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyLayer.ProtoReflect.Descriptor instead.
 func (*PolicyLayer) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{6}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PolicyLayer) GetKind() string {
@@ -835,7 +894,7 @@ type PolicyFile struct {
 
 func (x *PolicyFile) Reset() {
 	*x = PolicyFile{}
-	mi := &file_cua_v1_control_proto_msgTypes[7]
+	mi := &file_cua_v1_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +906,7 @@ func (x *PolicyFile) String() string {
 func (*PolicyFile) ProtoMessage() {}
 
 func (x *PolicyFile) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[7]
+	mi := &file_cua_v1_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +919,7 @@ func (x *PolicyFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyFile.ProtoReflect.Descriptor instead.
 func (*PolicyFile) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{7}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PolicyFile) GetName() string {
@@ -896,7 +955,7 @@ type DisplayFacts struct {
 
 func (x *DisplayFacts) Reset() {
 	*x = DisplayFacts{}
-	mi := &file_cua_v1_control_proto_msgTypes[8]
+	mi := &file_cua_v1_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +967,7 @@ func (x *DisplayFacts) String() string {
 func (*DisplayFacts) ProtoMessage() {}
 
 func (x *DisplayFacts) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[8]
+	mi := &file_cua_v1_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +980,7 @@ func (x *DisplayFacts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisplayFacts.ProtoReflect.Descriptor instead.
 func (*DisplayFacts) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{8}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DisplayFacts) GetName() string {
@@ -984,7 +1043,7 @@ type CreateSession struct {
 
 func (x *CreateSession) Reset() {
 	*x = CreateSession{}
-	mi := &file_cua_v1_control_proto_msgTypes[9]
+	mi := &file_cua_v1_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1055,7 @@ func (x *CreateSession) String() string {
 func (*CreateSession) ProtoMessage() {}
 
 func (x *CreateSession) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[9]
+	mi := &file_cua_v1_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1068,7 @@ func (x *CreateSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSession.ProtoReflect.Descriptor instead.
 func (*CreateSession) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{9}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateSession) GetLabel() string {
@@ -1093,7 +1152,7 @@ type SessionCreated struct {
 
 func (x *SessionCreated) Reset() {
 	*x = SessionCreated{}
-	mi := &file_cua_v1_control_proto_msgTypes[10]
+	mi := &file_cua_v1_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1164,7 @@ func (x *SessionCreated) String() string {
 func (*SessionCreated) ProtoMessage() {}
 
 func (x *SessionCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[10]
+	mi := &file_cua_v1_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1177,7 @@ func (x *SessionCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCreated.ProtoReflect.Descriptor instead.
 func (*SessionCreated) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{10}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SessionCreated) GetLabel() string {
@@ -1146,7 +1205,7 @@ type RevokeSession struct {
 
 func (x *RevokeSession) Reset() {
 	*x = RevokeSession{}
-	mi := &file_cua_v1_control_proto_msgTypes[11]
+	mi := &file_cua_v1_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1217,7 @@ func (x *RevokeSession) String() string {
 func (*RevokeSession) ProtoMessage() {}
 
 func (x *RevokeSession) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[11]
+	mi := &file_cua_v1_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1230,7 @@ func (x *RevokeSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeSession.ProtoReflect.Descriptor instead.
 func (*RevokeSession) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{11}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RevokeSession) GetLabel() string {
@@ -1198,7 +1257,7 @@ type Revoked struct {
 
 func (x *Revoked) Reset() {
 	*x = Revoked{}
-	mi := &file_cua_v1_control_proto_msgTypes[12]
+	mi := &file_cua_v1_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1269,7 @@ func (x *Revoked) String() string {
 func (*Revoked) ProtoMessage() {}
 
 func (x *Revoked) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[12]
+	mi := &file_cua_v1_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1282,7 @@ func (x *Revoked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revoked.ProtoReflect.Descriptor instead.
 func (*Revoked) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{12}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Revoked) GetLabels() []string {
@@ -1257,7 +1316,7 @@ type ConsentRequest struct {
 
 func (x *ConsentRequest) Reset() {
 	*x = ConsentRequest{}
-	mi := &file_cua_v1_control_proto_msgTypes[13]
+	mi := &file_cua_v1_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1328,7 @@ func (x *ConsentRequest) String() string {
 func (*ConsentRequest) ProtoMessage() {}
 
 func (x *ConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[13]
+	mi := &file_cua_v1_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1341,7 @@ func (x *ConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsentRequest.ProtoReflect.Descriptor instead.
 func (*ConsentRequest) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{13}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ConsentRequest) GetLabel() string {
@@ -1359,7 +1418,7 @@ type ConsentDecision struct {
 
 func (x *ConsentDecision) Reset() {
 	*x = ConsentDecision{}
-	mi := &file_cua_v1_control_proto_msgTypes[14]
+	mi := &file_cua_v1_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1430,7 @@ func (x *ConsentDecision) String() string {
 func (*ConsentDecision) ProtoMessage() {}
 
 func (x *ConsentDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[14]
+	mi := &file_cua_v1_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1443,7 @@ func (x *ConsentDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsentDecision.ProtoReflect.Descriptor instead.
 func (*ConsentDecision) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{14}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ConsentDecision) GetGranted() bool {
@@ -1410,7 +1469,7 @@ type Shutdown struct {
 
 func (x *Shutdown) Reset() {
 	*x = Shutdown{}
-	mi := &file_cua_v1_control_proto_msgTypes[15]
+	mi := &file_cua_v1_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1481,7 @@ func (x *Shutdown) String() string {
 func (*Shutdown) ProtoMessage() {}
 
 func (x *Shutdown) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[15]
+	mi := &file_cua_v1_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1494,7 @@ func (x *Shutdown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Shutdown.ProtoReflect.Descriptor instead.
 func (*Shutdown) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{15}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{16}
 }
 
 // ControlError answers a request that could not be carried out, or announces a protocol
@@ -1450,7 +1509,7 @@ type ControlError struct {
 
 func (x *ControlError) Reset() {
 	*x = ControlError{}
-	mi := &file_cua_v1_control_proto_msgTypes[16]
+	mi := &file_cua_v1_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1521,7 @@ func (x *ControlError) String() string {
 func (*ControlError) ProtoMessage() {}
 
 func (x *ControlError) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[16]
+	mi := &file_cua_v1_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1534,7 @@ func (x *ControlError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlError.ProtoReflect.Descriptor instead.
 func (*ControlError) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{16}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ControlError) GetCode() string {
@@ -1508,7 +1567,7 @@ type JournalConfig struct {
 
 func (x *JournalConfig) Reset() {
 	*x = JournalConfig{}
-	mi := &file_cua_v1_control_proto_msgTypes[17]
+	mi := &file_cua_v1_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1579,7 @@ func (x *JournalConfig) String() string {
 func (*JournalConfig) ProtoMessage() {}
 
 func (x *JournalConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[17]
+	mi := &file_cua_v1_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1592,7 @@ func (x *JournalConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalConfig.ProtoReflect.Descriptor instead.
 func (*JournalConfig) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{17}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JournalConfig) GetKeepText() bool {
@@ -1595,7 +1654,7 @@ type JournalEntry struct {
 
 func (x *JournalEntry) Reset() {
 	*x = JournalEntry{}
-	mi := &file_cua_v1_control_proto_msgTypes[18]
+	mi := &file_cua_v1_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1666,7 @@ func (x *JournalEntry) String() string {
 func (*JournalEntry) ProtoMessage() {}
 
 func (x *JournalEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[18]
+	mi := &file_cua_v1_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1679,7 @@ func (x *JournalEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalEntry.ProtoReflect.Descriptor instead.
 func (*JournalEntry) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{18}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JournalEntry) GetPhase() JournalPhase {
@@ -1759,7 +1818,7 @@ type JournalScreenshot struct {
 
 func (x *JournalScreenshot) Reset() {
 	*x = JournalScreenshot{}
-	mi := &file_cua_v1_control_proto_msgTypes[19]
+	mi := &file_cua_v1_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1830,7 @@ func (x *JournalScreenshot) String() string {
 func (*JournalScreenshot) ProtoMessage() {}
 
 func (x *JournalScreenshot) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[19]
+	mi := &file_cua_v1_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1843,7 @@ func (x *JournalScreenshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalScreenshot.ProtoReflect.Descriptor instead.
 func (*JournalScreenshot) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{19}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JournalScreenshot) GetPng() []byte {
@@ -1835,7 +1894,7 @@ type JournalRect struct {
 
 func (x *JournalRect) Reset() {
 	*x = JournalRect{}
-	mi := &file_cua_v1_control_proto_msgTypes[20]
+	mi := &file_cua_v1_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1906,7 @@ func (x *JournalRect) String() string {
 func (*JournalRect) ProtoMessage() {}
 
 func (x *JournalRect) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[20]
+	mi := &file_cua_v1_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1919,7 @@ func (x *JournalRect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalRect.ProtoReflect.Descriptor instead.
 func (*JournalRect) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JournalRect) GetX() int32 {
@@ -1901,7 +1960,7 @@ type JournalAck struct {
 
 func (x *JournalAck) Reset() {
 	*x = JournalAck{}
-	mi := &file_cua_v1_control_proto_msgTypes[21]
+	mi := &file_cua_v1_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +1972,7 @@ func (x *JournalAck) String() string {
 func (*JournalAck) ProtoMessage() {}
 
 func (x *JournalAck) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[21]
+	mi := &file_cua_v1_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +1985,7 @@ func (x *JournalAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalAck.ProtoReflect.Descriptor instead.
 func (*JournalAck) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{21}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{22}
 }
 
 // StatusRequest (host -> worker) asks what the worker is doing now: its live sessions and
@@ -1940,7 +1999,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_cua_v1_control_proto_msgTypes[22]
+	mi := &file_cua_v1_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2011,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[22]
+	mi := &file_cua_v1_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2024,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{22}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{23}
 }
 
 // WorkerStatus (worker -> host) answers StatusRequest.
@@ -1986,7 +2045,7 @@ type WorkerStatus struct {
 
 func (x *WorkerStatus) Reset() {
 	*x = WorkerStatus{}
-	mi := &file_cua_v1_control_proto_msgTypes[23]
+	mi := &file_cua_v1_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2057,7 @@ func (x *WorkerStatus) String() string {
 func (*WorkerStatus) ProtoMessage() {}
 
 func (x *WorkerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[23]
+	mi := &file_cua_v1_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2070,7 @@ func (x *WorkerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStatus.ProtoReflect.Descriptor instead.
 func (*WorkerStatus) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{23}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WorkerStatus) GetSessions() []*SessionStatus {
@@ -2052,7 +2111,7 @@ type SessionStatus struct {
 
 func (x *SessionStatus) Reset() {
 	*x = SessionStatus{}
-	mi := &file_cua_v1_control_proto_msgTypes[24]
+	mi := &file_cua_v1_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2123,7 @@ func (x *SessionStatus) String() string {
 func (*SessionStatus) ProtoMessage() {}
 
 func (x *SessionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[24]
+	mi := &file_cua_v1_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2136,7 @@ func (x *SessionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStatus.ProtoReflect.Descriptor instead.
 func (*SessionStatus) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{24}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SessionStatus) GetLabel() string {
@@ -2121,7 +2180,7 @@ type InFlightCall struct {
 
 func (x *InFlightCall) Reset() {
 	*x = InFlightCall{}
-	mi := &file_cua_v1_control_proto_msgTypes[25]
+	mi := &file_cua_v1_control_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2133,7 +2192,7 @@ func (x *InFlightCall) String() string {
 func (*InFlightCall) ProtoMessage() {}
 
 func (x *InFlightCall) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[25]
+	mi := &file_cua_v1_control_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2146,7 +2205,7 @@ func (x *InFlightCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InFlightCall.ProtoReflect.Descriptor instead.
 func (*InFlightCall) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{25}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InFlightCall) GetTool() string {
@@ -2179,7 +2238,7 @@ type PersonActivity struct {
 
 func (x *PersonActivity) Reset() {
 	*x = PersonActivity{}
-	mi := &file_cua_v1_control_proto_msgTypes[26]
+	mi := &file_cua_v1_control_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2250,7 @@ func (x *PersonActivity) String() string {
 func (*PersonActivity) ProtoMessage() {}
 
 func (x *PersonActivity) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[26]
+	mi := &file_cua_v1_control_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2263,7 @@ func (x *PersonActivity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PersonActivity.ProtoReflect.Descriptor instead.
 func (*PersonActivity) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{26}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PersonActivity) GetActive() bool {
@@ -2239,7 +2298,7 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x0estatus_request\x18\x16 \x01(\v2\x15.cua.v1.StatusRequestH\x00R\rstatusRequest\x12;\n" +
 	"\rworker_status\x18\x17 \x01(\v2\x14.cua.v1.WorkerStatusH\x00R\fworkerStatus\x12A\n" +
 	"\x0fperson_activity\x18\x18 \x01(\v2\x16.cua.v1.PersonActivityH\x00R\x0epersonActivityB\x06\n" +
-	"\x04body\"\xf7\x02\n" +
+	"\x04body\"\xae\x03\n" +
 	"\x05Hello\x12\x1f\n" +
 	"\vmin_version\x18\x01 \x01(\rR\n" +
 	"minVersion\x12\x1f\n" +
@@ -2253,7 +2312,11 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\adisplay\x18\x06 \x01(\v2\x14.cua.v1.DisplayFactsR\adisplay\x12%\n" +
 	"\x0eprotected_pids\x18\a \x03(\x05R\rprotectedPids\x12/\n" +
 	"\ajournal\x18\b \x01(\v2\x15.cua.v1.JournalConfigR\ajournal\x12)\n" +
-	"\asandbox\x18\t \x01(\v2\x0f.cua.v1.SandboxR\asandbox\"D\n" +
+	"\asandbox\x18\t \x01(\v2\x0f.cua.v1.SandboxR\asandbox\x125\n" +
+	"\vcredentials\x18\n" +
+	" \x01(\v2\x13.cua.v1.CredentialsR\vcredentials\"+\n" +
+	"\vCredentials\x12\x1c\n" +
+	"\tdirectory\x18\x01 \x01(\bR\tdirectory\"D\n" +
 	"\aSandbox\x12\x1a\n" +
 	"\bdisabled\x18\x01 \x01(\bR\bdisabled\x12\x1d\n" +
 	"\n" +
@@ -2400,76 +2463,78 @@ func file_cua_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_cua_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_cua_v1_control_proto_goTypes = []any{
 	(JournalPhase)(0),         // 0: cua.v1.JournalPhase
 	(*ControlFrame)(nil),      // 1: cua.v1.ControlFrame
 	(*Hello)(nil),             // 2: cua.v1.Hello
-	(*Sandbox)(nil),           // 3: cua.v1.Sandbox
-	(*Ready)(nil),             // 4: cua.v1.Ready
-	(*Ceiling)(nil),           // 5: cua.v1.Ceiling
-	(*PolicySnapshot)(nil),    // 6: cua.v1.PolicySnapshot
-	(*PolicyLayer)(nil),       // 7: cua.v1.PolicyLayer
-	(*PolicyFile)(nil),        // 8: cua.v1.PolicyFile
-	(*DisplayFacts)(nil),      // 9: cua.v1.DisplayFacts
-	(*CreateSession)(nil),     // 10: cua.v1.CreateSession
-	(*SessionCreated)(nil),    // 11: cua.v1.SessionCreated
-	(*RevokeSession)(nil),     // 12: cua.v1.RevokeSession
-	(*Revoked)(nil),           // 13: cua.v1.Revoked
-	(*ConsentRequest)(nil),    // 14: cua.v1.ConsentRequest
-	(*ConsentDecision)(nil),   // 15: cua.v1.ConsentDecision
-	(*Shutdown)(nil),          // 16: cua.v1.Shutdown
-	(*ControlError)(nil),      // 17: cua.v1.ControlError
-	(*JournalConfig)(nil),     // 18: cua.v1.JournalConfig
-	(*JournalEntry)(nil),      // 19: cua.v1.JournalEntry
-	(*JournalScreenshot)(nil), // 20: cua.v1.JournalScreenshot
-	(*JournalRect)(nil),       // 21: cua.v1.JournalRect
-	(*JournalAck)(nil),        // 22: cua.v1.JournalAck
-	(*StatusRequest)(nil),     // 23: cua.v1.StatusRequest
-	(*WorkerStatus)(nil),      // 24: cua.v1.WorkerStatus
-	(*SessionStatus)(nil),     // 25: cua.v1.SessionStatus
-	(*InFlightCall)(nil),      // 26: cua.v1.InFlightCall
-	(*PersonActivity)(nil),    // 27: cua.v1.PersonActivity
-	(Mode)(0),                 // 28: cua.v1.Mode
-	(Outcome)(0),              // 29: cua.v1.Outcome
+	(*Credentials)(nil),       // 3: cua.v1.Credentials
+	(*Sandbox)(nil),           // 4: cua.v1.Sandbox
+	(*Ready)(nil),             // 5: cua.v1.Ready
+	(*Ceiling)(nil),           // 6: cua.v1.Ceiling
+	(*PolicySnapshot)(nil),    // 7: cua.v1.PolicySnapshot
+	(*PolicyLayer)(nil),       // 8: cua.v1.PolicyLayer
+	(*PolicyFile)(nil),        // 9: cua.v1.PolicyFile
+	(*DisplayFacts)(nil),      // 10: cua.v1.DisplayFacts
+	(*CreateSession)(nil),     // 11: cua.v1.CreateSession
+	(*SessionCreated)(nil),    // 12: cua.v1.SessionCreated
+	(*RevokeSession)(nil),     // 13: cua.v1.RevokeSession
+	(*Revoked)(nil),           // 14: cua.v1.Revoked
+	(*ConsentRequest)(nil),    // 15: cua.v1.ConsentRequest
+	(*ConsentDecision)(nil),   // 16: cua.v1.ConsentDecision
+	(*Shutdown)(nil),          // 17: cua.v1.Shutdown
+	(*ControlError)(nil),      // 18: cua.v1.ControlError
+	(*JournalConfig)(nil),     // 19: cua.v1.JournalConfig
+	(*JournalEntry)(nil),      // 20: cua.v1.JournalEntry
+	(*JournalScreenshot)(nil), // 21: cua.v1.JournalScreenshot
+	(*JournalRect)(nil),       // 22: cua.v1.JournalRect
+	(*JournalAck)(nil),        // 23: cua.v1.JournalAck
+	(*StatusRequest)(nil),     // 24: cua.v1.StatusRequest
+	(*WorkerStatus)(nil),      // 25: cua.v1.WorkerStatus
+	(*SessionStatus)(nil),     // 26: cua.v1.SessionStatus
+	(*InFlightCall)(nil),      // 27: cua.v1.InFlightCall
+	(*PersonActivity)(nil),    // 28: cua.v1.PersonActivity
+	(Mode)(0),                 // 29: cua.v1.Mode
+	(Outcome)(0),              // 30: cua.v1.Outcome
 }
 var file_cua_v1_control_proto_depIdxs = []int32{
 	2,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
-	4,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
-	10, // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
-	11, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
-	12, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
-	13, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
-	14, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
-	15, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
-	16, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
-	17, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
-	19, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
-	22, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
-	23, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
-	24, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
-	27, // 14: cua.v1.ControlFrame.person_activity:type_name -> cua.v1.PersonActivity
-	5,  // 15: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
-	6,  // 16: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
-	9,  // 17: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
-	18, // 18: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
-	3,  // 19: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
-	28, // 20: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
-	7,  // 21: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
-	7,  // 22: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
-	8,  // 23: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
-	28, // 24: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
-	0,  // 25: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
-	29, // 26: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
-	20, // 27: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
-	21, // 28: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
-	25, // 29: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
-	26, // 30: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	5,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
+	11, // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
+	12, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
+	13, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
+	14, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
+	15, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
+	16, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
+	17, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
+	18, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
+	20, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
+	23, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
+	24, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
+	25, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
+	28, // 14: cua.v1.ControlFrame.person_activity:type_name -> cua.v1.PersonActivity
+	6,  // 15: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
+	7,  // 16: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
+	10, // 17: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
+	19, // 18: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
+	4,  // 19: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
+	3,  // 20: cua.v1.Hello.credentials:type_name -> cua.v1.Credentials
+	29, // 21: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
+	8,  // 22: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
+	8,  // 23: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
+	9,  // 24: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
+	29, // 25: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
+	0,  // 26: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
+	30, // 27: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
+	21, // 28: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
+	22, // 29: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
+	26, // 30: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
+	27, // 31: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_cua_v1_control_proto_init() }
@@ -2501,7 +2566,7 @@ func file_cua_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cua_v1_control_proto_rawDesc), len(file_cua_v1_control_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
