@@ -81,6 +81,9 @@ func refusalCases() map[string]struct {
 		"list_sessions":            bad(map[string]any{"limit": 1000}),
 		"escalate_session":         bad(map[string]any{"session": "e2e", "reason": "bogus"}),
 		"get_session_state":        bad(map[string]any{"session": 5}),
+		"start_recording":          {map[string]any{}, "unsupported"},
+		"stop_recording":           {map[string]any{}, "recording_inactive"},
+		"get_recording_state":      bad(map[string]any{"no_such_argument": 1}),
 		"health_report":            bad(map[string]any{"no_such_argument": 1}),
 		"get_config":               bad(map[string]any{"no_such_argument": 1}),
 	}
@@ -155,7 +158,7 @@ func TestOutputSchemaAdmitsRefusals(t *testing.T) {
 		{"start_session", map[string]any{"session": "e2e"}}, {"get_session", nil}, {"get_session_state", map[string]any{"session": "e2e"}},
 		{"list_sessions", nil}, {"escalate_session", map[string]any{"session": "e2e", "reason": "other"}},
 		{"set_agent_cursor_enabled", map[string]any{"session": "e2e", "enabled": true}}, {"get_agent_cursor_state", map[string]any{"session": "e2e"}},
-		{"health_report", nil}, {"get_config", nil}, {"end_session", map[string]any{"session": "e2e"}},
+		{"health_report", nil}, {"get_config", nil}, {"get_recording_state", nil}, {"end_session", map[string]any{"session": "e2e"}},
 	} {
 		t.Run("success/"+c.name, func(t *testing.T) {
 			res := rp.call(t, c.name, c.args)
