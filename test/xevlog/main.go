@@ -62,6 +62,8 @@ type Event struct {
 	Width   int    `json:"width,omitempty"`
 	Height  int    `json:"height,omitempty"`
 	PID     int    `json:"pid,omitempty"`
+	// Time is the X server's timestamp of a key or button event, in milliseconds.
+	Time uint32 `json:"time,omitempty"`
 }
 
 func run() error {
@@ -187,8 +189,10 @@ func run() error {
 			line = &Event{Type: "motion", X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State}
 		case xproto.KeyPressEvent:
 			line = keyEvent("key_press", km, e.Detail, e.State, e.EventX, e.EventY)
+			line.Time = uint32(e.Time)
 		case xproto.KeyReleaseEvent:
 			line = keyEvent("key_release", km, e.Detail, e.State, e.EventX, e.EventY)
+			line.Time = uint32(e.Time)
 		case xproto.FocusInEvent:
 			line = &Event{Type: "focus_in", Detail: int(e.Detail), Mode: int(e.Mode)}
 		case xproto.FocusOutEvent:

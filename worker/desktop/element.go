@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -251,7 +252,9 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 // typeElement types into an element: appended through EditableText when it is editable
 // (and the text has no line breaks or tabs, which an entry would not take as text),
 // else a click at its centre and XTEST key events.
-func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e elementArgs, text string) (*tool.Result, error) {
+//
+// delay (type_text's delay_ms) paces the key route; AT-SPI takes the text at once.
+func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e elementArgs, text string, delay time.Duration) (*tool.Result, error) {
 	win, snap, el, err := d.element(ctx, call, t, e)
 	if err != nil {
 		return nil, err
@@ -283,10 +286,15 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 		return nil, err
 	}
 	settleClick(ctx, dl)
-	st, err := dl.dev.TypeText(ctx, text, d.keyGuards(dl, win)...)
+	got, err := d.typePaced(ctx, dl, win, text, delay)
 	if err != nil {
-		return nil, afterEffect(err, "clicked the element")
+		if got.offset == 0 {
+			return nil, afterEffect(err, "clicked the element")
+		}
+		dl.finish(ctx, ev)
+		return typeIncomplete(dl, text, got, err, map[string]any{"evidence": ev, "element_token": el.Token}), nil
 	}
+	st := got.stats
 	ev["stats"] = st
 	dl.finish(ctx, ev)
 	return pointerResult(dl, fmt.Sprintf("clicked %s [%d] and typed %d characters", el.Role, el.Index, st.Runes), false, st.Runes, ev, snap, el, p, "keyboard"), nil

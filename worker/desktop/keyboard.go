@@ -15,7 +15,8 @@ import (
 const MaxTextRunes = 20000
 
 func (d *desk) keyboardSpecs() []spec {
-	text := targetProps(elementProps(map[string]prop{"text": boundedStr("Text to type, any Unicode; newline is Return, tab is Tab.", MaxTextRunes*4)}))
+	text := targetProps(elementProps(map[string]prop{"text": boundedStr("Text to type, any Unicode; newline is Return, tab is Tab.", MaxTextRunes*4),
+		"delay_ms": intProp("Pause between characters in milliseconds (default 0), for applications that drop keys typed fast. The whole text must fit before the call's deadline.", 0, MaxTypeDelayMS)}))
 	press := targetProps(map[string]prop{
 		"key":       strProp(`Key name ("Return", "F5", "Page_Down", "a") or a combination ("ctrl+shift+t").`),
 		"modifier":  modifierProp,
@@ -25,7 +26,8 @@ func (d *desk) keyboardSpecs() []spec {
 		"description": `Keys pressed together, modifiers first: ["ctrl", "shift", "t"].`}})
 	return []spec{
 		{"type_text", "Type text into the focused window or into pid/window_id, through the session's own keyboard (given the window's focus) or the core one after bringing the window to the front (delivery_mode). Characters missing from the keymap are typed through temporarily remapped keycodes. " +
-			"With an element (element_token and its pid/window_id), the text is appended to an editable element through AT-SPI and read back (no focus change).",
+			"With an element (element_token and its pid/window_id), the text is appended to an editable element through AT-SPI and read back (no focus change). " +
+			"When typing stops part-way (the window went away or lost the focus), the result is an error with code type_text_incomplete saying how many characters arrived.",
 			schema([]string{"text"}, text), d.typeText},
 		{"press_key", "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
 			schema([]string{"key"}, press), d.pressKey},
@@ -63,6 +65,8 @@ type typeTextArgs struct {
 	targetArgs
 	elementArgs
 	Text *string `json:"text"`
+	// DelayMS is the pause between characters (0 to MaxTypeDelayMS).
+	DelayMS *int `json:"delay_ms"`
 }
 
 func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, error) {
@@ -76,8 +80,12 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err := checkText(*a.Text); err != nil {
 		return nil, err
 	}
+	delay, err := typeDelay(ctx, a.DelayMS, *a.Text)
+	if err != nil {
+		return nil, err
+	}
 	if a.elementArgs.present() {
-		return d.typeElement(ctx, call, a.targetArgs, a.elementArgs, *a.Text)
+		return d.typeElement(ctx, call, a.targetArgs, a.elementArgs, *a.Text, delay)
 	}
 	win, err := d.keyTarget(ctx, call.Window, a.targetArgs)
 	if err != nil {
@@ -96,11 +104,19 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err := d.keysReady(ctx, call, dl, win, ev); err != nil {
 		return nil, err
 	}
-	st, err := dl.dev.TypeText(ctx, *a.Text, d.keyGuards(dl, win)...)
+	got, err := d.typePaced(ctx, dl, win, *a.Text, delay)
 	if err != nil {
-		return nil, err
+		if got.offset == 0 {
+			return nil, err // nothing was typed: refused as the first check or key found it
+		}
+		dl.finish(ctx, ev)
+		return typeIncomplete(dl, *a.Text, got, err, map[string]any{"evidence": ev}), nil
 	}
+	st := got.stats
 	ev["stats"] = st
+	if delay > 0 {
+		ev["delay_ms"] = delay.Milliseconds()
+	}
 	dl.finish(ctx, ev)
 	d.watchClose(dl, win)
 	return keyResult(dl, fmt.Sprintf("typed %d characters", st.Runes), st.Runes, ev, map[string]any{"chars": st.Runes}), nil

@@ -106,6 +106,8 @@ type Event struct {
 	Width   int    `json:"width"`
 	Height  int    `json:"height"`
 	PID     int    `json:"pid"`
+	// Time is the X server's timestamp of a key event, in milliseconds.
+	Time uint32 `json:"time"`
 }
 
 // Xevlog is a running xevlog window.
