@@ -92,6 +92,8 @@ func shippedEntries() []Entry {
 		active("mouse_button_up", "Release a button.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
 		active("drag", "Press, move and release between two points.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
 		active("scroll", "Turn the mouse wheel at a point.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("mouse_drag", "Move a button the session holds (mouse_button_down) to a point, without releasing it.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
+		active("parallel_mouse_drag", "Run 2–8 drags at once inside one window, each on a temporary XInput2 master pointer.", R1, ResourceWindow, OpInput, ptr, annAction, RequireGrant, req),
 
 		// Keyboard and element input.
 		active("type_text", "Type text into a window (default: the focused one).", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),

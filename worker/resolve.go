@@ -453,14 +453,42 @@ func (r *resolver) focusProtected(ctx context.Context) bool {
 }
 
 // points appends the call's coordinates to out: x,y and drag's from/to pairs, where both
-// numbers of a pair are present. Others are left to the handler to refuse.
+// numbers of a pair are present, and the waypoints and from/to pairs of
+// parallel_mouse_drag's drags (at most its limits: 8 items of 400 points). Others are left
+// to the handler to refuse.
 func points(out []x11.Point, args map[string]any) []x11.Point {
-	for _, pair := range [...][2]string{{"x", "y"}, {"from_x", "from_y"}, {"to_x", "to_y"}} {
-		x, okx := args[pair[0]].(float64)
-		y, oky := args[pair[1]].(float64)
-		if okx && oky && !math.IsNaN(x) && !math.IsNaN(y) && math.Abs(x) <= 1e6 && math.Abs(y) <= 1e6 {
-			out = append(out, x11.Point{X: int(math.Round(x)), Y: int(math.Round(y))})
+	out = pairPoints(out, args)
+	drags, _ := args["drags"].([]any)
+	for _, d := range drags[:min(len(drags), 8)] {
+		item, ok := d.(map[string]any)
+		if !ok {
+			continue
 		}
+		out = pairPoints(out, item)
+		path, _ := item["path"].([]any)
+		for _, p := range path[:min(len(path), 400)] {
+			if xy, ok := p.([]any); ok && len(xy) == 2 {
+				out = appendPoint(out, xy[0], xy[1])
+			}
+		}
+	}
+	return out
+}
+
+// pairPoints appends x,y, from_x,from_y and to_x,to_y of args.
+func pairPoints(out []x11.Point, args map[string]any) []x11.Point {
+	for _, pair := range [...][2]string{{"x", "y"}, {"from_x", "from_y"}, {"to_x", "to_y"}} {
+		out = appendPoint(out, args[pair[0]], args[pair[1]])
+	}
+	return out
+}
+
+// appendPoint appends (xv, yv) when both are usable coordinates.
+func appendPoint(out []x11.Point, xv, yv any) []x11.Point {
+	x, okx := xv.(float64)
+	y, oky := yv.(float64)
+	if okx && oky && !math.IsNaN(x) && !math.IsNaN(y) && math.Abs(x) <= 1e6 && math.Abs(y) <= 1e6 {
+		out = append(out, x11.Point{X: int(math.Round(x)), Y: int(math.Round(y))})
 	}
 	return out
 }

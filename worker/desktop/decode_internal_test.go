@@ -34,6 +34,8 @@ var argTypes = []func() any{
 	func() any { return new(pressKeyArgs) },
 	func() any { return new(hotkeyArgs) },
 	func() any { return new(dragArgs) },
+	func() any { return new(mouseDragArgs) },
+	func() any { return new(parallelDragArgs) },
 	func() any { return new(scrollArgs) },
 	func() any { return new(verifyArgs) },
 	func() any { return new(menuArgs) },

@@ -34,7 +34,7 @@ func (d *desk) pointerSpecs() []spec {
 		"by":        enumProp("Unit: line (one notch each) or page (10 notches each).", "line", "page"),
 		"modifier":  modifierProp,
 	}))
-	return []spec{
+	return append([]spec{
 		{"click", "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"), through the session's own pointer or the core one (delivery_mode). " +
 			"Or click an element (element_token from get_window_state, with its pid and window_id): through AT-SPI when it can (no pointer motion, no focus change), else at its centre.",
 			schema(nil, clickProps), d.clickTool("left", 0)},
@@ -47,7 +47,7 @@ func (d *desk) pointerSpecs() []spec {
 		{"drag", "Press a button at from_x,from_y, move to to_x,to_y in steps over duration_ms, release.",
 			schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), d.drag},
 		{"scroll", "Turn the mouse wheel at x,y (buttons 4–7) or over an element; with an element and no direction, scroll the element into view (AT-SPI).", schema(nil, scroll), d.scroll},
-	}
+	}, d.dragMoreSpecs()...)
 }
 
 type pointArgs struct {
@@ -264,6 +264,7 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 		if err != nil {
 			return nil, err
 		}
+		d.holds.note(call.Session, dl.dev, btn, down)
 		ok := d.verifyPointer(ctx, dl, p, win, ev)
 		effect := "pressed"
 		if !down {

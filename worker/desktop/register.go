@@ -43,6 +43,7 @@ type desk struct {
 	seats    *seatStore    // input devices per session
 	closing  closeWatches  // windows watched after background keys (watchClose)
 	cursors  *cursorStore  // agent cursors per session
+	holds    heldButtons   // buttons each session pressed with mouse_button_down
 	// foreground keeps foreground delivery on a shared display for retries (foreground.go).
 	foreground *foregroundGate
 }

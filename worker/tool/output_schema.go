@@ -91,6 +91,7 @@ var outputSchemas = map[string]string{
 	"mouse_button_down": actionSchema, "mouse_button_up": actionSchema, "drag": actionSchema, "scroll": actionSchema,
 	"type_text": actionSchema, "press_key": actionSchema, "hotkey": actionSchema, "set_value": actionSchema,
 	"set_window_frame": actionSchema, "invoke_menu": actionSchema,
+	"mouse_drag": actionSchema, "parallel_mouse_drag": actionSchema,
 
 	// Observation.
 	"list_windows": `{"type":"object","required":["windows","count"],"properties":{"windows":{"type":["array","null"],"items":{"type":"object"}},"count":{"type":"integer","minimum":0}}}`,
