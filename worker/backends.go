@@ -52,7 +52,7 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 		log.Warn("desktop backend unavailable", "display", name, "err", err)
 		opts.Unavailable = err
 		desktop.Register(reg, nil, opts)
-		return reg, closerOf(creds), nil
+		return reg, nil, nil
 	}
 	// A worker that was killed left its sessions' input devices on the display.
 	if removed, err := b.RemoveStaleSeats(ctx, processGone); err != nil {
@@ -61,9 +61,6 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 		log.Info("removed input devices exited workers left", "devices", removed)
 	}
 	desktop.Register(reg, b, opts)
-	if creds != nil {
-		return reg, closers{b, creds}, nil
-	}
 	return reg, b, nil
 }
 
@@ -72,7 +69,9 @@ func processGone(pid int) bool { return unix.Kill(pid, 0) == unix.ESRCH }
 
 // credentialStore is the credentials directory Hello says the host handed the worker at
 // contract.WorkerCredentialsFD, or nil. It takes the descriptor over and marks it
-// close-on-exec, so that no launched program inherits it.
+// close-on-exec, so that no launched program inherits it. The directory stays open for
+// the worker's life (the returned closer is the backend's, which the worker inspects for
+// what it offers); the process's exit closes it.
 func credentialStore(hello *cuav1.Hello) (*credential.Dir, error) {
 	if !hello.GetCredentials().GetDirectory() {
 		return nil, nil
@@ -82,25 +81,4 @@ func credentialStore(hello *cuav1.Hello) (*credential.Dir, error) {
 		return nil, fmt.Errorf("credentials directory at descriptor %d: %w", contract.WorkerCredentialsFD, err)
 	}
 	return credential.NewDir(d), nil
-}
-
-// closerOf returns c as an io.Closer, nil for a nil store.
-func closerOf(c *credential.Dir) io.Closer {
-	if c == nil {
-		return nil
-	}
-	return c
-}
-
-// closers closes each of its members in order and returns the first error.
-type closers []io.Closer
-
-func (cs closers) Close() error {
-	var first error
-	for _, c := range cs {
-		if err := c.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }
