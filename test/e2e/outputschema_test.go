@@ -51,6 +51,9 @@ func refusalCases() map[string]struct {
 		"mouse_button_up":          gone(at(xy)),
 		"drag":                     gone(at(map[string]any{"from_x": 1, "from_y": 1, "to_x": 5, "to_y": 5})),
 		"scroll":                   gone(at(map[string]any{"x": 1, "y": 1, "direction": "down"})),
+		"mouse_drag":               gone(at(xy)),
+		"parallel_mouse_drag": gone(at(map[string]any{"drags": []map[string]any{
+			{"from_x": 1, "from_y": 1, "to_x": 5, "to_y": 5}, {"path": [][]int{{1, 2}, {5, 6}}}}})),
 		"type_text":                gone(at(map[string]any{"text": "x"})),
 		"press_key":                gone(at(map[string]any{"key": "a"})),
 		"hotkey":                   gone(at(map[string]any{"keys": []string{"ctrl", "c"}})),
@@ -84,8 +87,11 @@ func refusalCases() map[string]struct {
 		"start_recording":          {map[string]any{}, "unsupported"},
 		"stop_recording":           {map[string]any{}, "recording_inactive"},
 		"get_recording_state":      bad(map[string]any{"no_such_argument": 1}),
-		"health_report":            bad(map[string]any{"no_such_argument": 1}),
-		"get_config":               bad(map[string]any{"no_such_argument": 1}),
+		// This run has no --secrets-dir.
+		"find_credentials": {map[string]any{}, "unsupported"},
+		"type_secret":      gone(at(map[string]any{"handle": "mail"})),
+		"health_report":    bad(map[string]any{"no_such_argument": 1}),
+		"get_config":       bad(map[string]any{"no_such_argument": 1}),
 	}
 }
 
