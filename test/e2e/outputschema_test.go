@@ -42,6 +42,7 @@ func refusalCases() map[string]struct {
 		return m
 	}
 	xy := map[string]any{"x": 1, "y": 1}
+	drags := map[string]any{"drags": []map[string]any{{"from_x": 1, "from_y": 1, "to_x": 5, "to_y": 5}, {"path": [][]int{{1, 2}, {5, 6}}}}}
 	return map[string]c{
 		"click":                    gone(at(xy)),
 		"double_click":             gone(at(xy)),
@@ -52,8 +53,7 @@ func refusalCases() map[string]struct {
 		"drag":                     gone(at(map[string]any{"from_x": 1, "from_y": 1, "to_x": 5, "to_y": 5})),
 		"scroll":                   gone(at(map[string]any{"x": 1, "y": 1, "direction": "down"})),
 		"mouse_drag":               gone(at(xy)),
-		"parallel_mouse_drag": gone(at(map[string]any{"drags": []map[string]any{
-			{"from_x": 1, "from_y": 1, "to_x": 5, "to_y": 5}, {"path": [][]int{{1, 2}, {5, 6}}}}})),
+		"parallel_mouse_drag":      gone(at(drags)),
 		"type_text":                gone(at(map[string]any{"text": "x"})),
 		"press_key":                gone(at(map[string]any{"key": "a"})),
 		"hotkey":                   gone(at(map[string]any{"keys": []string{"ctrl", "c"}})),
