@@ -17,6 +17,14 @@ import (
 // no credential itself.
 const AttributesFile = ".attributes.json"
 
+// AnyFieldAttribute is the attribute of AttributesFile by which the operator lets
+// type_secret type a credential into whatever element has the focus, not only into a
+// password field: "true" allows it, "false" (or no such attribute) keeps the default. Any
+// other value makes the file invalid, so that a typo never widens where a secret goes
+// unnoticed. Only the operator writes AttributesFile; the agent sees the attribute among
+// the others.
+const AnyFieldAttribute = "any_field"
+
 // maxAttributesBytes bounds AttributesFile.
 const maxAttributesBytes = 1 << 20
 
@@ -96,9 +104,24 @@ func ParseAttributes(data []byte) (map[string]map[string]string, error) {
 		}
 		if attrs == nil {
 			delete(m, h)
+			continue
+		}
+		if v, ok := attrs[AnyFieldAttribute]; ok && v != "true" && v != "false" {
+			return nil, fmt.Errorf("credential attributes: %s gives %q %s %q; it must be \"true\" or \"false\"", AttributesFile, h, AnyFieldAttribute, v)
 		}
 	}
 	return m, nil
+}
+
+// AnyField reports whether the operator allowed handle to be typed into any focused
+// element (AnyFieldAttribute), as AttributesFile says at this moment. A directory
+// without the file, or a credential the file does not name, allows only password fields.
+func (c *Dir) AnyField(handle string) (bool, error) {
+	attrs, err := c.attributes()
+	if err != nil {
+		return false, err
+	}
+	return attrs[handle][AnyFieldAttribute] == "true", nil
 }
 
 // Read returns the secret of handle, read at this moment into a buffer the caller owns

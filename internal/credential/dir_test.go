@@ -148,6 +148,7 @@ func TestValidHandle(t *testing.T) {
 var attributeSeeds = []string{
 	`{"mail": {"url": "https://mail.example", "username": "ada"}}`,
 	`{}`, `{"a": null}`, `{"../x": {}}`, `[]`, `{"a": {"b": 1}}`, `{"a": "b"}`, ``, `null`,
+	`{"sudo": {"any_field": "true"}}`, `{"sudo": {"any_field": "false"}}`, `{"sudo": {"any_field": "yes"}}`, `{"sudo": {"any_field": "TRUE"}}`,
 }
 
 func TestParseAttributes(t *testing.T) {
@@ -157,6 +158,7 @@ func TestParseAttributes(t *testing.T) {
 	}{
 		{attributeSeeds[0], true}, {`{}`, true}, {`{"a": null}`, true}, {`null`, true},
 		{`{"../x": {}}`, false}, {`[]`, false}, {`{"a": {"b": 1}}`, false}, {`{"a": "b"}`, false}, {``, false},
+		{attributeSeeds[9], true}, {attributeSeeds[10], true}, {attributeSeeds[11], false}, {attributeSeeds[12], false},
 	} {
 		_, err := credential.ParseAttributes([]byte(tc.in))
 		if (err == nil) != tc.ok {
@@ -181,6 +183,35 @@ func FuzzParseAttributes(f *testing.F) {
 			if attrs == nil {
 				t.Fatalf("ParseAttributes kept a nil attribute set for %q", h)
 			}
+			if v, ok := attrs[credential.AnyFieldAttribute]; ok && v != "true" && v != "false" {
+				t.Fatalf("ParseAttributes accepted %s %q for %q", credential.AnyFieldAttribute, v, h)
+			}
 		}
 	})
+}
+
+func TestAnyField(t *testing.T) {
+	dir := t.TempDir()
+	for _, h := range []string{"sudo", "mail", "plain"} {
+		write(t, filepath.Join(dir, h), "s")
+	}
+	c := openDir(t, dir)
+	want := map[string]bool{"sudo": false, "mail": false, "plain": false, "nope": false}
+	check := func(when string) {
+		t.Helper()
+		for h, w := range want {
+			if got, err := c.AnyField(h); err != nil || got != w {
+				t.Errorf("%s: AnyField(%q) = %v, %v, want %v", when, h, got, err, w)
+			}
+		}
+	}
+	check("without " + credential.AttributesFile)
+	// The file is read at each call: the operator's change applies to the next one.
+	write(t, filepath.Join(dir, credential.AttributesFile), `{"sudo": {"any_field": "true"}, "mail": {"any_field": "false", "url": "https://mail.example"}}`)
+	want["sudo"] = true
+	check("with sudo allowed")
+	write(t, filepath.Join(dir, credential.AttributesFile), `{"sudo": {"any_field": "1"}}`)
+	if got, err := c.AnyField("sudo"); err == nil || got {
+		t.Errorf("AnyField with any_field \"1\" = %v, %v, want an error", got, err)
+	}
 }
