@@ -136,6 +136,19 @@ function shapeSchema(v, key) {
   return { type: typeof v };
 }
 const refusalValidator = ajv.compile(shapeSchema(refusalExample.structuredContent));
+
+// cua-host's own manifest (`cua-host manifest`): per tool, the success_output_schema and the
+// error_output_schema it publishes. Every result of the run is validated against the one
+// that applies, so the published manifest is held to what the tools return.
+const ownManifest = JSON.parse(execFileSync(opt.bin, ["manifest"], { encoding: "utf8", maxBuffer: 64 << 20 }));
+const ownSuccess = new Map();
+const ownError = new Map();
+for (const t of ownManifest.tools) {
+  if (t.success_output_schema) ownSuccess.set(t.name, ajv.compile(t.success_output_schema));
+  ownError.set(t.name, ajv.compile(t.error_output_schema));
+}
+/** toolContractVersion is what get_config reported (checked against the manifests). */
+let toolContractVersion = null;
 const OUTCOMES = new Set(["completed", "not_started", "unknown"]);
 
 /** usesConst reports whether a schema uses the "const" keyword anywhere (data under enum,
@@ -481,6 +494,9 @@ class Run {
       this.outputValidators.set(t.name, ajv.compile(t.outputSchema));
     }
     log(`[${this.label}] tools/list: ${listed.tools.length} tools`);
+    const inManifest = new Set(ownManifest.tools.map((t) => t.name));
+    for (const t of listed.tools) if (!inManifest.has(t.name)) violate(t.name, "listed by tools/list but not described by `cua-host manifest`");
+    for (const name of inManifest) if (!this.tools.has(name)) violate(name, "described by `cua-host manifest` but not listed by tools/list");
   }
   /** workerEnv is the environment the host gave its worker: the display's DISPLAY,
    * XAUTHORITY and session bus. */
@@ -545,6 +561,16 @@ class Run {
       else if (!own(res.structuredContent)) violate(tool, `${what || "call"}: structuredContent fails the advertised outputSchema: ${errText(own)}`);
       else s.ownValid++;
     }
+
+    // … and against the manifest cua-host publishes: error_output_schema for a refusal or a
+    // tool-level error, success_output_schema for a success.
+    if (res.structuredContent !== undefined) {
+      const failed = refused || sc?.error_code !== undefined;
+      const v = failed ? ownError.get(tool) : ownSuccess.get(tool);
+      if (!v) violate(tool, `${what || "call"}: \`cua-host manifest\` has no ${failed ? "error" : "success"}_output_schema for this tool`);
+      else if (!v(res.structuredContent)) violate(tool, `${what || "call"}: structuredContent fails the manifest's ${failed ? "error" : "success"}_output_schema: ${errText(v)}`);
+    }
+    if (tool === "get_config" && !refused) toolContractVersion = sc?.tool_contract_version ?? null;
 
     if (refused) {
       s.refused++;
@@ -1073,6 +1099,13 @@ function sweepCases(ev) {
     get_session_state: [{ session: 5 }, bad],
     health_report: [{ no_such_argument: 1 }, bad],
     get_config: [{ no_such_argument: 1 }, bad],
+    mouse_drag: [{ x: 1, y: 1, target }, gone],
+    parallel_mouse_drag: [{ target, drags: [{ from_x: 1, from_y: 1, to_x: 5, to_y: 5 }, { path: [[1, 2], [5, 6]] }] }, gone],
+    start_recording: [{ output_dir: "/tmp/recording" }, bad],
+    stop_recording: [{}, "recording_inactive"],
+    get_recording_state: [{ no_such_argument: 1 }, bad],
+    find_credentials: [{}, "unsupported"],
+    type_secret: [{ handle: "no-such-credential", target }, gone],
   };
 }
 
@@ -1231,6 +1264,9 @@ async function main() {
     const s = st(name);
     if (!NOT_ON_LINUX[name] && s.calls === 0 && !fatal) violate(name, "never called");
   }
+  // The versions agree: the contract files, `cua-host manifest`, and get_config.
+  if (ownManifest.contract_version !== manifest.contract_version) violate("(manifest)", `cua-host manifest says contract ${ownManifest.contract_version}, the contract files are ${manifest.contract_version}`);
+  if (!fatal && toolContractVersion !== manifest.contract_version) violate("get_config", `tool_contract_version ${JSON.stringify(toolContractVersion)}, the contract files are ${manifest.contract_version}`);
   log("\n== contract conformance (contract " + manifest.contract_version + ")\n" + table());
   if (violations.length) {
     log(`\n== ${violations.length} violation(s)`);
@@ -1238,6 +1274,8 @@ async function main() {
   }
   const report = {
     contract_version: manifest.contract_version,
+    manifest_contract_version: ownManifest.contract_version,
+    get_config_contract_version: toolContractVersion,
     not_on_linux: NOT_ON_LINUX,
     tools: Object.fromEntries([...stats.values()].map((s) => [s.name, { listed: s.listed ?? false, calls: s.calls, successes: s.successes, schema_valid: s.schemaValid, own_schema_valid: s.ownValid, refused: s.refused, oracle_checks: s.oracleChecks, oracle_confirmed: s.oracleOK, notes: s.notes, kinds: kindCounts(s.violations), violations: s.violations }])),
     refusal_sweep: sweep,

@@ -25,9 +25,13 @@ import (
 
 // report is what conformance.mjs writes to report.json.
 type report struct {
-	ContractVersion string                       `json:"contract_version"`
-	NotOnLinux      map[string]map[string]string `json:"not_on_linux"`
-	Tools           map[string]toolReport        `json:"tools"`
+	ContractVersion string `json:"contract_version"`
+	// ManifestContractVersion is what `cua-host manifest` says, GetConfigContractVersion
+	// what get_config reported during the run.
+	ManifestContractVersion  string                       `json:"manifest_contract_version"`
+	GetConfigContractVersion string                       `json:"get_config_contract_version"`
+	NotOnLinux               map[string]map[string]string `json:"not_on_linux"`
+	Tools                    map[string]toolReport        `json:"tools"`
 	// RefusalSweep is, per listed tool, the refusal code callTool handed back for the
 	// sweep's call, or null when it handed back none.
 	RefusalSweep map[string]*string `json:"refusal_sweep"`
@@ -132,6 +136,9 @@ func checkReport(t *testing.T, rep report, contractDir string) {
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
+	}
+	if rep.ManifestContractVersion != m.ContractVersion || rep.GetConfigContractVersion != m.ContractVersion {
+		t.Errorf("cua-host manifest says contract %q and get_config %q; the contract files are %q", rep.ManifestContractVersion, rep.GetConfigContractVersion, m.ContractVersion)
 	}
 	if rep.ContractVersion != m.ContractVersion {
 		t.Errorf("report is for contract %q, the manifest is %q", rep.ContractVersion, m.ContractVersion)
