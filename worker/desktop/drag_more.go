@@ -139,15 +139,9 @@ func (d *desk) mouseDrag(ctx context.Context, call *tool.Call) (*tool.Result, er
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	dur, steps := 500, 20
-	if a.DurationMS != nil {
-		dur = *a.DurationMS
-	}
-	if a.Steps != nil {
-		steps = *a.Steps
-	}
-	if dur < 0 || dur > 10000 || steps < 1 || steps > 200 {
-		return nil, invalid("duration_ms %d (0–10000) or steps %d (1–200) out of range", dur, steps)
+	dur, steps, err := motionTiming(a.DurationMS, a.Steps, 500)
+	if err != nil {
+		return nil, err
 	}
 	win, to, _, err := d.prepare(ctx, call.Window, a.targetArgs, a.X, a.Y, "", nil)
 	if err != nil {

@@ -288,20 +288,31 @@ type dragArgs struct {
 	Modifier   []string `json:"modifier"`
 }
 
+// motionTiming returns a pointer motion's duration in milliseconds (defaultMS when not
+// given, at most 10 s) and its number of steps (20 when not given, 1–200), or an
+// invalid_arguments refusal.
+func motionTiming(durationMS, steps *int, defaultMS int) (int, int, error) {
+	dur, n := defaultMS, 20
+	if durationMS != nil {
+		dur = *durationMS
+	}
+	if steps != nil {
+		n = *steps
+	}
+	if dur < 0 || dur > 10000 || n < 1 || n > 200 {
+		return 0, 0, invalid("duration_ms %d (0–10000) or steps %d (1–200) out of range", dur, n)
+	}
+	return dur, n, nil
+}
+
 func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a dragArgs
 	if err := call.Decode(&a); err != nil {
 		return nil, err
 	}
-	dur, steps := 300, 20
-	if a.DurationMS != nil {
-		dur = *a.DurationMS
-	}
-	if a.Steps != nil {
-		steps = *a.Steps
-	}
-	if dur < 0 || dur > 10000 || steps < 1 || steps > 200 {
-		return nil, invalid("duration_ms %d (0–10000) or steps %d (1–200) out of range", dur, steps)
+	dur, steps, err := motionTiming(a.DurationMS, a.Steps, 300)
+	if err != nil {
+		return nil, err
 	}
 	win, from, btn, err := d.prepare(ctx, call.Window, a.targetArgs, a.FromX, a.FromY, a.Button, a.Modifier)
 	if err != nil {
