@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -149,14 +150,20 @@ func writerOf(file string) int {
 	return 0
 }
 
-// TestTypeSecret types a credential from --secrets-dir into a terminal the session
-// launched, whose cat writes what it receives to a file (the witness), and then looks for
-// the secret in every byte the agent, the operator's logs and the journal got, and in core
+// TestTypeSecret types a credential from --secrets-dir into a real password field, the
+// password entry of a `zenity --password --username` dialog, which prints what it got on
+// OK (the witness, a file). While the dialog's focus is on its user name entry, and
+// into a terminal the session launched (whose cat writes what it receives to a file, the
+// second witness), type_secret is refused permission_denied and types nothing; once the
+// operator marks the credential any_field in .attributes.json it types into the terminal
+// too. get_window_state of the dialog never shows the secret. Then the test looks for the
+// secret in every byte the agent, the operator's logs and the journal got, and in core
 // dumps of the host and the worker taken after type_secret returned: it is in none of
 // them. A positive control (the dump of the terminal's cat, which did read the secret)
-// shows the search finds what is there. The launched terminal cannot see the directory.
+// shows the search finds what is there. The launched programs cannot see the directory.
 func TestTypeSecret(t *testing.T) {
 	needDesktop(t)
+	need(t, "zenity")
 	secret := randomSecret(t)
 	needle := []byte(secret)
 	root := t.TempDir()
@@ -167,9 +174,14 @@ func TestTypeSecret(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(secrets, "mail-login"), []byte(secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(secrets, ".attributes.json"), []byte(`{"mail-login": {"url": "https://mail.example", "username": "ada"}}`), 0o600); err != nil {
-		t.Fatal(err)
+	attributes := func(extra string) {
+		t.Helper()
+		a := `{"mail-login": {"url": "https://mail.example", "username": "ada"` + extra + `}}`
+		if err := os.WriteFile(filepath.Join(secrets, ".attributes.json"), []byte(a), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
+	attributes("")
 	// Outside the directory: a symbolic link inside points here, and no call may open it.
 	outsideDir := filepath.Join(root, "outside")
 	if err := os.Mkdir(outsideDir, 0o700); err != nil {
@@ -184,6 +196,7 @@ func TestTypeSecret(t *testing.T) {
 	}
 	journalDir := filepath.Join(root, "journal")
 	out := filepath.Join(root, "typed.txt")
+	entered := filepath.Join(root, "entered.txt")
 	probe := filepath.Join(root, "probe.txt")
 	var stream lockedBuffer
 	rp := startRunCaptured(t, &stream, append(append([]string(nil), unrestricted...), "--secrets-dir", secrets,
@@ -203,23 +216,17 @@ func TestTypeSecret(t *testing.T) {
 		t.Errorf("find_credentials {} = %v, want only mail-login (no link, no dot file)", all)
 	}
 
-	// The terminal first tries to read the secrets directory, then types into the file.
-	script := "ls -A " + secrets + " > " + probe + ".ls 2>&1; cat " + secrets + "/mail-login > " + probe + ".cat 2>&1; stty -echo; exec cat > " + out
-	_, launched := rp.mustCall(t, "launch_app", map[string]any{"name": "xterm",
-		"additional_arguments": []string{"-title", "cua-secret", "-e", "sh", "-c", script}})
-	pid := number(launched, "pid")
-	ids, _ := launched["window_ids"].([]any)
-	if pid <= 0 || len(ids) == 0 {
-		t.Fatalf("launch_app xterm = %v", launched)
-	}
-	target := map[string]any{"pid": pid, "window_id": int(ids[0].(float64))}
-	if !waitFor(15*time.Second, func() bool { return writerOf(out) != 0 }) {
-		t.Fatalf("the terminal's cat never started writing %s", out)
-	}
-	listed, _ := os.ReadFile(probe + ".ls")
-	read, _ := os.ReadFile(probe + ".cat")
-	if bytes.Contains(read, needle) || !bytes.Contains(read, []byte("No such file")) || slices.Contains(strings.Fields(string(listed)), "mail-login") {
-		t.Errorf("inside the sandbox, ls of the secrets directory wrote %q and cat of a secret %q: want nothing there", listed, read)
+	// The password dialog; what it prints on OK is the witness.
+	_, launched := rp.mustCall(t, "launch_app", map[string]any{"name": "sh",
+		"additional_arguments": []string{"-c", "exec zenity --password --username --title cua-password > " + entered}})
+	dialog := map[string]any{"pid": number(launched, "pid"), "window_id": int(firstWindow(t, launched))}
+	var state string
+	if !waitFor(15*time.Second, func() bool {
+		res := rp.call(t, "get_window_state", merge(dialog, map[string]any{"include_screenshot": false}))
+		state = text(res)
+		return strings.Contains(state, "password text")
+	}) {
+		t.Fatalf("the dialog's accessible tree never showed a password field: %s", state)
 	}
 
 	// Refusals first: nothing may be typed, and nothing outside the directory opened.
@@ -232,7 +239,7 @@ func TestTypeSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, handle := range []string{"nope", "../outside/x", "a/b", filepath.Join(outsideDir, "x"), "link", "..", ".attributes.json"} {
-		res := rp.call(t, "type_secret", merge(target, map[string]any{"handle": handle}))
+		res := rp.call(t, "type_secret", merge(dialog, map[string]any{"handle": handle}))
 		if code := refusalCode(t, res); code != "credential_not_found" || outcomeOf(res) != "not_started" {
 			t.Errorf("type_secret %q = %s %v %q, want a not_started credential_not_found refusal", handle, code, outcomeOf(res), text(res))
 		}
@@ -242,13 +249,35 @@ func TestTypeSecret(t *testing.T) {
 		t.Errorf("the refused calls opened or read something in %s (%d bytes of inotify events)", outsideDir, n)
 	}
 
-	res, st := rp.mustCall(t, "type_secret", merge(target, map[string]any{"handle": "mail-login"}))
+	// The dialog opens with the focus on its user name entry, a field that shows its text.
+	res := rp.call(t, "type_secret", merge(dialog, map[string]any{"handle": "mail-login"}))
+	if code := refusalCode(t, res); code != "permission_denied" || outcomeOf(res) != "not_started" || !strings.Contains(text(res), `is a "text"`) {
+		t.Errorf("type_secret into the user name entry = %s %v %q, want a not_started permission_denied refusal naming the focused \"text\"", code, outcomeOf(res), text(res))
+	}
+	rp.mustCall(t, "type_text", merge(dialog, map[string]any{"text": "ada\t"}))
+
+	res, st := rp.mustCall(t, "type_secret", merge(dialog, map[string]any{"handle": "mail-login"}))
 	if d, _ := st["delivery"].(map[string]any); number(d, "delivered_count") != 1 {
 		t.Errorf("type_secret delivery = %v, want delivered_count 1", st["delivery"])
+	}
+	ev, _ := detailsOf(res)["evidence"].(map[string]any)
+	if f, _ := ev["password_field"].(map[string]any); f["focus_after"] != "still on the password field" {
+		t.Errorf("type_secret evidence = %v, want the password field still focused after the keys", ev)
 	}
 	resJSON, _ := json.Marshal(res)
 	if n := strconv.Itoa(len(secret)); bytes.Contains(resJSON, []byte(`"chars"`)) || strings.Contains(text(res), n) {
 		t.Errorf("type_secret's result %s tells the secret's length", resJSON)
+	}
+	// What the agent can read of the dialog: its tree shows the field, never its text.
+	res, _ = rp.mustCall(t, "get_window_state", merge(dialog, map[string]any{"include_screenshot": false}))
+	stateJSON, _ := json.Marshal(res)
+	if !bytes.Contains(stateJSON, []byte("password text")) || !bytes.Contains(stateJSON, []byte("ada")) {
+		t.Errorf("get_window_state of the dialog does not show its fields (the search looked at the wrong thing): %s", stateJSON)
+	}
+	for _, part := range []string{secret, secret[:8], secret[len(secret)-8:]} {
+		if bytes.Contains(stateJSON, []byte(part)) {
+			t.Errorf("get_window_state of the dialog shows the secret (%d characters of it)", len(part))
+		}
 	}
 
 	// Core dumps after type_secret returned: the host (cua-host run) and its worker.
@@ -269,7 +298,40 @@ func TestTypeSecret(t *testing.T) {
 		}
 	}
 
-	rp.mustCall(t, "press_key", merge(target, map[string]any{"key": "Return"}))
+	rp.mustCall(t, "press_key", merge(dialog, map[string]any{"key": "Return"}))
+	if !waitFor(15*time.Second, func() bool { b, _ := os.ReadFile(entered); return len(b) > 0 }) {
+		t.Fatalf("the dialog wrote nothing to %s", entered)
+	}
+	if got, _ := os.ReadFile(entered); string(got) != "ada|"+secret+"\n" {
+		t.Errorf("the dialog received %q, want %q (the refused call typed nothing)", got, "ada|"+secret+"\n")
+	}
+
+	// A terminal: not a password field. It first tries to read the secrets directory,
+	// then types into the file.
+	script := "ls -A " + secrets + " > " + probe + ".ls 2>&1; cat " + secrets + "/mail-login > " + probe + ".cat 2>&1; stty -echo; exec cat > " + out
+	_, launched = rp.mustCall(t, "launch_app", map[string]any{"name": "xterm",
+		"additional_arguments": []string{"-title", "cua-secret", "-e", "sh", "-c", script}})
+	term := map[string]any{"pid": number(launched, "pid"), "window_id": int(firstWindow(t, launched))}
+	if !waitFor(15*time.Second, func() bool { return writerOf(out) != 0 }) {
+		t.Fatalf("the terminal's cat never started writing %s", out)
+	}
+	listed, _ := os.ReadFile(probe + ".ls")
+	read, _ := os.ReadFile(probe + ".cat")
+	if bytes.Contains(read, needle) || !bytes.Contains(read, []byte("No such file")) || slices.Contains(strings.Fields(string(listed)), "mail-login") {
+		t.Errorf("inside the sandbox, ls of the secrets directory wrote %q and cat of a secret %q: want nothing there", listed, read)
+	}
+	res = rp.call(t, "type_secret", merge(term, map[string]any{"handle": "mail-login"}))
+	if code := refusalCode(t, res); code != "permission_denied" || outcomeOf(res) != "not_started" || !strings.Contains(text(res), "any_field") {
+		t.Errorf("type_secret into the terminal = %s %v %q, want a not_started permission_denied refusal naming any_field", code, outcomeOf(res), text(res))
+	}
+	// The operator allows the credential in any field: the terminal gets it. The file is
+	// read at each call.
+	attributes(`, "any_field": "true"`)
+	res, _ = rp.mustCall(t, "type_secret", merge(term, map[string]any{"handle": "mail-login"}))
+	if ev, _ := detailsOf(res)["evidence"].(map[string]any); !strings.Contains(fmt.Sprint(ev["password_field"]), "any_field") {
+		t.Errorf("type_secret with any_field: evidence %v, want it to say the field was not checked", ev)
+	}
+	rp.mustCall(t, "press_key", merge(term, map[string]any{"key": "Return"}))
 	if !waitFor(15*time.Second, func() bool { b, _ := os.ReadFile(out); return len(b) > 0 }) {
 		t.Fatalf("the terminal wrote nothing to %s", out)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/cua-host/cua-host/internal/credential"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
+	"github.com/cua-host/cua-host/x11/atspi"
 )
 
 // Credentials is the store find_credentials lists and type_secret reads from: the
@@ -15,6 +16,14 @@ import (
 type Credentials interface {
 	List(credential.Filter) ([]credential.Entry, error)
 	Read(handle string) (*credential.Secret, error)
+}
+
+// AnyFieldStore is a Credentials store whose operator may let a credential be typed
+// outside password fields (credential.Dir, through credential.AnyFieldAttribute). A store
+// that does not implement it keeps every credential to password fields.
+type AnyFieldStore interface {
+	// AnyField reports whether handle may be typed into any focused element.
+	AnyField(handle string) (bool, error)
 }
 
 // noStore is the refusal of both tools when the host configured no credential store.
@@ -30,7 +39,8 @@ func (d *desk) secretSpecs() []spec {
 	return []spec{
 		{"find_credentials", "List the credentials the operator made available to this session: each one's handle, label and non-secret attributes (never the secret, nor its length). Type one with type_secret.",
 			schema(nil, find), d.findCredentials},
-		{"type_secret", "Type a credential's secret into the focused window or into pid/window_id, like type_text, without the secret appearing in the arguments, the result or any log: the worker reads it at this moment and forgets it once the keys are sent. The result says only whether it was typed.",
+		{"type_secret", "Type a credential's secret into the focused window or into pid/window_id, like type_text, without the secret appearing in the arguments, the result or any log: the worker reads it at this moment and forgets it once the keys are sent. " +
+			"It types only while the window's keyboard focus is on a password field (accessible role \"password text\": a login form's password input, a password dialog); anywhere else it is refused permission_denied with nothing typed, unless the operator allowed that credential in any field. Click or focus the password field first. The result says only whether it was typed.",
 			schema([]string{"handle"}, typ), d.typeSecret},
 	}
 }
@@ -97,11 +107,13 @@ type typeSecretArgs struct {
 	Handle string `json:"handle"`
 }
 
-// typeSecret types a credential's secret through the same keyboard path as type_text. The
-// secret is read only once the target is resolved, right before it is focused, is never a
-// string, and is zeroed as soon as the keys are sent. The result and every error name the
-// handle at most, never a character or the length of the secret. There is no
-// accessibility route: AT-SPI would carry the text as a D-Bus string.
+// typeSecret types a credential's secret through the same keyboard path as type_text,
+// into a focused password field unless the operator allowed the credential anywhere
+// (secretfield.go). The secret is read only once the target is resolved and is known to
+// show a password field, right before it is focused, is never a string, and is zeroed as
+// soon as the keys are sent. The result and every error name the handle at most, never a
+// character or the length of the secret. There is no accessibility route: AT-SPI would
+// carry the text as a D-Bus string.
 func (d *desk) typeSecret(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	var a typeSecretArgs
 	if err := call.Decode(&a); err != nil {
@@ -124,6 +136,17 @@ func (d *desk) typeSecret(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if err != nil {
 		return nil, err
 	}
+	anyField := false
+	if st, ok := d.creds.(AnyFieldStore); ok {
+		if anyField, err = st.AnyField(a.Handle); err != nil {
+			return nil, err
+		}
+	}
+	if !anyField {
+		if err := d.hasPasswordField(ctx, win); err != nil {
+			return nil, err
+		}
+	}
 	// Read before anything is focused, so that a refusal leaves everything as it was.
 	secret, err := d.creds.Read(a.Handle)
 	switch {
@@ -139,13 +162,30 @@ func (d *desk) typeSecret(ctx context.Context, call *tool.Call) (*tool.Result, e
 	if err := d.keysReady(ctx, call, dl, win, ev); err != nil {
 		return nil, err
 	}
-	_, err = dl.dev.TypeSecret(ctx, secret.Bytes(), d.keyGuards(dl, win)...)
+	guards := d.keyGuards(dl, win)
+	var field *atspi.Element
+	if !anyField {
+		// The window has the focus now; its focused element must be a password field,
+		// and still be one under the input lock.
+		if field, err = d.focusedPasswordField(ctx, win); err != nil {
+			dl.finish(ctx, ev)
+			return nil, err
+		}
+		guards = append(guards, d.stillFocused(field, win))
+	}
+	_, err = dl.dev.TypeSecret(ctx, secret.Bytes(), guards...)
 	secret.Wipe()
 	if err != nil {
+		dl.finish(ctx, ev)
 		if errors.Is(err, x11.ErrInvalidArgument) || errors.Is(err, x11.ErrNoKeycode) {
 			return nil, authz.Refuse(authz.CodeInvalidArguments, "credential %q has a character that cannot be typed on this display; nothing was typed", a.Handle)
 		}
 		return nil, err
+	}
+	if field != nil {
+		ev["password_field"] = d.fieldAfter(ctx, field)
+	} else {
+		ev["password_field"] = map[string]any{"checked": "no: the operator allows this credential in any field (" + credential.AnyFieldAttribute + ")"}
 	}
 	dl.finish(ctx, ev)
 	d.watchClose(dl, win)

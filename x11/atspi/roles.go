@@ -78,8 +78,12 @@ var structureRoles = map[string]bool{
 	"file chooser": true, "color chooser": true, "font chooser": true, "document frame": true,
 }
 
-// passwordRole is the role whose text is never read.
-const passwordRole = "password text"
+// PasswordRole is the role name of a password field (ATSPI_ROLE_PASSWORD_TEXT: a GTK
+// entry with visibility off, a Qt password line edit, a browser's <input type=password>).
+// Its text is never read.
+const PasswordRole = "password text"
+
+const passwordRole = PasswordRole
 
 // textValueRoles are roles whose Text content is their value (shown as value="…").
 var textValueRoles = map[string]bool{
