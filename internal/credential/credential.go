@@ -14,6 +14,9 @@ var (
 	ErrNotFound = errors.New("no such credential")
 	// ErrTooLarge is returned for a secret longer than MaxSecretBytes.
 	ErrTooLarge = errors.New("the credential is larger than a secret may be")
+	// ErrLocked is returned for a credential the store holds locked (a keyring the
+	// person has not unlocked). Nothing asks the person to unlock it.
+	ErrLocked = errors.New("the credential's keyring is locked")
 )
 
 // MaxSecretBytes bounds a secret, after its trailing newline is removed.
@@ -61,6 +64,16 @@ func (f Filter) Match(e Entry) bool {
 type Secret struct {
 	buf []byte // the whole buffer read into, zeroed by Wipe
 	n   int    // the secret is buf[:n]
+}
+
+// NewSecret returns the Secret buf[:n]. It takes ownership of buf, the whole of which
+// Wipe zeroes: a store reads or decrypts into a buffer of its own and hands it over
+// without copying it.
+func NewSecret(buf []byte, n int) *Secret {
+	if n < 0 || n > len(buf) {
+		panic("credential: NewSecret: n out of range")
+	}
+	return &Secret{buf: buf, n: n}
 }
 
 // Bytes returns the secret. The slice is the Secret's own memory: it must not be kept
