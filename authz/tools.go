@@ -115,7 +115,7 @@ func shippedEntries() []Entry {
 		// Credentials the operator made available: the agent lists their names and has
 		// one typed like type_text, never seeing the secret.
 		MetadataOnly("find_credentials", "List the handles, labels and non-secret attributes of the credentials the operator made available (never a secret).", R0, ResourceNone, annReadOnly),
-		active("type_secret", "Type a credential's secret into a window like type_text; the agent never sees it.", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
+		active("type_secret", "Type a credential's secret into a window's focused password field like type_text; the agent never sees it.", R1, ResourceWindow, OpInput, kbd, annAction, RequireGrant, req),
 
 		// Reference tools cua-host does not expose.
 		notExposed("set_config", "The configuration is fixed by the host.", R2, ResourceNone),
