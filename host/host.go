@@ -94,6 +94,9 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 			}
 		}()
 	}
+	if opts.secretService, err = secretService(opts); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
 	var secrets *os.File
 	if opts.SecretsDir != "" {
 		if secrets, err = openSecretsDir(opts.SecretsDir); err != nil {
@@ -251,6 +254,9 @@ func (h *Host) handshake(ctx context.Context) error {
 	}
 	if h.opts.SecretsDir != "" {
 		hello.Credentials = &cuav1.Credentials{Directory: true}
+	}
+	if h.opts.secretService != nil {
+		hello.Credentials = &cuav1.Credentials{SecretService: h.opts.secretService}
 	}
 	for _, pid := range h.opts.ProtectedPIDs {
 		hello.ProtectedPids = append(hello.ProtectedPids, int32(pid))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/policy"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 )
 
 // Options configures Start.
@@ -78,11 +79,34 @@ type Options struct {
 	// a secret.
 	SecretsDir string
 
+	// SecretService, when set, makes the credentials the items of the person's secret
+	// store (the freedesktop Secret Service) that the operator selects by attributes
+	// (docs/security.md, "The person's secret store"). The worker reads a secret only when
+	// type_secret runs, through an encrypted session; the host reads none. It may not be
+	// combined with SecretsDir.
+	SecretService *SecretServiceOptions
+	// secretService is SecretService checked, its bus address resolved, as Hello
+	// carries it; Start sets it.
+	secretService *cuav1.SecretService
+
 	// StartTimeout bounds spawn → Ready; zero means 10 s.
 	StartTimeout time.Duration
 	// CloseGrace is how long Close waits for the worker to exit after closing the control
 	// channel before it kills the worker's process group; zero means 500 ms.
 	CloseGrace time.Duration
+}
+
+// SecretServiceOptions select the items of the person's secret store the sessions may
+// use.
+type SecretServiceOptions struct {
+	// Attributes select the items: only those whose attributes include every one of
+	// these are listed and typed. At least one is required; the whole keyring is never
+	// made available.
+	Attributes map[string]string
+	// BusAddress is the D-Bus address of the person's session bus; "" means the host's
+	// own $DBUS_SESSION_BUS_ADDRESS. A socket it names by path is hidden from launched
+	// programs.
+	BusAddress string
 }
 
 // SandboxOptions configure the sandbox of launched programs.

@@ -8,7 +8,8 @@ import (
 )
 
 // sandboxConfig is Hello's sandbox: what Options.Sandbox says, plus what only the host
-// knows must stay out of sight of launched programs: the journal directory, the credentials directory, and the cookie
+// knows must stay out of sight of launched programs: the journal directory, the credentials directory, the socket of the person's
+// session bus when the Secret Service is the credential store, and the cookie
 // files of the person's display (the XAUTHORITY the host was started with, and the
 // display's own when it is not the host's private one).
 func sandboxConfig(o Options) *cuav1.Sandbox {
@@ -28,6 +29,12 @@ func sandboxConfig(o Options) *cuav1.Sandbox {
 		add(o.Journal.Dir)
 	}
 	add(o.SecretsDir)
+	if o.secretService != nil {
+		// The person's bus: through it a launched program could ask the secret store.
+		for _, p := range busSocketPaths(o.secretService.GetBusAddress()) {
+			add(p)
+		}
+	}
 	if xa := os.Getenv("XAUTHORITY"); xa != "" && xa != o.Display.XAuthority {
 		add(xa)
 	}

@@ -1,12 +1,19 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 )
 
 // openSecretsDir opens the credentials directory at path for the worker: an O_PATH
@@ -35,4 +42,59 @@ func openSecretsDir(path string) (*os.File, error) {
 		return nil, fmt.Errorf("secrets directory: %w", &fs.PathError{Op: "open", Path: abs, Err: err})
 	}
 	return os.NewFile(uintptr(fd), abs), nil
+}
+
+// maxSecretServiceAttributes bounds SecretServiceOptions.Attributes.
+const maxSecretServiceAttributes = 16
+
+// secretService checks o's Secret Service selection and returns what Hello says of it,
+// the bus address resolved ($DBUS_SESSION_BUS_ADDRESS when none is given); nil when o
+// selects none.
+func secretService(o Options) (*cuav1.SecretService, error) {
+	ss := o.SecretService
+	if ss == nil {
+		return nil, nil
+	}
+	if o.SecretsDir != "" {
+		return nil, errors.New("secret service: a credentials directory and the Secret Service cannot be combined; name one")
+	}
+	if len(ss.Attributes) == 0 {
+		return nil, errors.New("secret service: no attributes select the items (the whole keyring is never made available)")
+	}
+	if len(ss.Attributes) > maxSecretServiceAttributes {
+		return nil, fmt.Errorf("secret service: more than %d attributes", maxSecretServiceAttributes)
+	}
+	for k, v := range ss.Attributes {
+		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, fmt.Errorf("secret service: attribute %q=%q: a name must be non-empty, and both valid UTF-8", k, v)
+		}
+	}
+	addr := ss.BusAddress
+	if addr == "" {
+		addr = os.Getenv("DBUS_SESSION_BUS_ADDRESS")
+	}
+	if addr == "" {
+		return nil, errors.New("secret service: no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+	}
+	return &cuav1.SecretService{BusAddress: addr, Attributes: maps.Clone(ss.Attributes)}, nil
+}
+
+// busSocketPaths returns the socket files a D-Bus address names with unix:path=, for the
+// sandbox to hide. An abstract socket (unix:abstract=) has no file to hide.
+func busSocketPaths(addr string) []string {
+	var out []string
+	for _, a := range strings.Split(addr, ";") {
+		rest, ok := strings.CutPrefix(a, "unix:")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "path="); ok {
+				if p, err := url.PathUnescape(v); err == nil && filepath.IsAbs(p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cua-host/cua-host/internal/credential"
 	"github.com/cua-host/cua-host/internal/safefile"
+	"github.com/cua-host/cua-host/internal/secretservice"
 	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker/desktop"
@@ -67,12 +68,23 @@ func DesktopRegistry(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) 
 // processGone reports whether no process pid exists.
 func processGone(pid int) bool { return unix.Kill(pid, 0) == unix.ESRCH }
 
-// credentialStore is the credentials directory Hello says the host handed the worker at
-// contract.WorkerCredentialsFD, or nil. It takes the descriptor over and marks it
-// close-on-exec, so that no launched program inherits it. The directory stays open for
-// the worker's life (the returned closer is the backend's, which the worker inspects for
-// what it offers); the process's exit closes it.
-func credentialStore(hello *cuav1.Hello) (*credential.Dir, error) {
+// credentialStore is the credential store Hello names, or nil: the person's Secret
+// Service limited to the operator's selection (connected to only when a tool asks), or
+// the credentials directory the host handed the worker at contract.WorkerCredentialsFD.
+// It takes the descriptor over and marks it close-on-exec, so that no launched program
+// inherits it. The directory stays open for the worker's life (the returned closer is the
+// backend's, which the worker inspects for what it offers); the process's exit closes it.
+func credentialStore(hello *cuav1.Hello) (desktop.Credentials, error) {
+	if ss := hello.GetCredentials().GetSecretService(); ss != nil {
+		if hello.GetCredentials().GetDirectory() {
+			return nil, fmt.Errorf("credentials: Hello names both a directory and the Secret Service")
+		}
+		store, err := secretservice.New(ss.GetBusAddress(), ss.GetAttributes())
+		if err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		return store, nil
+	}
 	if !hello.GetCredentials().GetDirectory() {
 		return nil, nil
 	}

@@ -9,6 +9,9 @@
 // message, in the bus daemon or in godbus's buffers; it is decrypted into one buffer the
 // caller owns (a credential.Secret) and never becomes a Go string. A locked item is
 // refused with credential.ErrLocked: nothing here ever asks the person to unlock it.
+// Its credentials are typed only into password fields: the store has no any_field
+// exemption, because an item's attributes are written by whatever stored it, not by the
+// operator.
 //
 // The package is not for deciding who may use a secret (the worker's authorizer does
 // that), for typing it (x11.Devices.TypeSecret), nor for writing to the store.

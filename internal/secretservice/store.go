@@ -197,11 +197,6 @@ func (s *Store) List(f credential.Filter) ([]credential.Entry, error) {
 	return out, nil
 }
 
-// AnyField is always false: a credential of the Secret Service is typed only into
-// password fields. The exemption is a property of the credentials directory's own file,
-// which only the operator writes; an item's attributes are written by whatever stored it.
-func (s *Store) AnyField(string) (bool, error) { return false, nil }
-
 // secretValue is the Secret structure of the API: (oayays).
 type secretValue struct {
 	Session     dbus.ObjectPath

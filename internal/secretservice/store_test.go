@@ -157,8 +157,11 @@ func TestStore(t *testing.T) {
 			t.Errorf("Read(%q) = %v, want ErrNotFound", h, err)
 		}
 	}
-	if ok, err := s.AnyField("mail_login"); ok || err != nil {
-		t.Errorf("AnyField = %v, %v, want false: Secret Service items go only into password fields", ok, err)
+	// A Secret Service credential goes only into password fields: the any_field exemption
+	// is the credentials directory's, written by the operator alone, while an item's
+	// attributes are written by whatever stored it.
+	if _, ok := any(s).(interface{ AnyField(string) (bool, error) }); ok {
+		t.Error("the store offers AnyField: its items could be typed outside password fields")
 	}
 
 	kr.Lock(t)

@@ -12,7 +12,8 @@ import (
 )
 
 // Credentials is the store find_credentials lists and type_secret reads from: the
-// credentials directory the host handed the worker (credential.Dir).
+// credentials directory the host handed the worker (credential.Dir), or the operator's
+// selection of the person's Secret Service (secretservice.Store).
 type Credentials interface {
 	List(credential.Filter) ([]credential.Entry, error)
 	Read(handle string) (*credential.Secret, error)
@@ -27,7 +28,7 @@ type AnyFieldStore interface {
 }
 
 // noStore is the refusal of both tools when the host configured no credential store.
-const noStore = "the host made no credentials available to this session; the operator names a credentials directory with --secrets-dir"
+const noStore = "the host made no credentials available to this session; the operator names a credentials directory with --secrets-dir, or selects items of the person's secret store with --secret-service"
 
 func (d *desk) secretSpecs() []spec {
 	find := map[string]prop{
@@ -152,6 +153,8 @@ func (d *desk) typeSecret(ctx context.Context, call *tool.Call) (*tool.Result, e
 	switch {
 	case errors.Is(err, credential.ErrNotFound):
 		return nil, authz.Refuse(authz.CodeCredentialNotFound, "no credential has the handle %q; nothing was typed. List them with find_credentials", a.Handle)
+	case errors.Is(err, credential.ErrLocked):
+		return nil, authz.Refuse(authz.CodeUnsupported, "the keyring holding credential %q is locked; nothing was typed. cua-host never asks to unlock it: the person unlocks the keyring", a.Handle)
 	case errors.Is(err, credential.ErrTooLarge):
 		return nil, invalid("credential %q is too large to type (the limit is %d bytes); nothing was typed", a.Handle, credential.MaxSecretBytes)
 	case err != nil:
