@@ -90,6 +90,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Journal:          setup.journal,
 		Sandbox:          setup.sandbox,
 		SecretsDir:       setup.secretsDir,
+		SecretService:    setup.secretService,
 		Person:           disp.watch,
 		// The worker's exit puts back keycodes remapped for the call's text once the
 		// program typed into has had the time to read it (x11's Close): let it.

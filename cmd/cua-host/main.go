@@ -106,10 +106,10 @@ func usage(w io.Writer) {
                [--http 127.0.0.1:PORT] [--log-file F] [--log-level L]   serve MCP (stdio) to one agent
                [--journal DIR [--journal-text] [--journal-screenshots=false]
                 [--journal-max-shots N] [--journal-max-shot-bytes N]] [--sandbox on|off]
-               [--secrets-dir DIR]   credentials type_secret types without the agent seeing them
+               [--secrets-dir DIR | --secret-service ATTR=VALUE,…]   credentials type_secret types without the agent seeing them
                [--tools T,…] [--exclude-tools T,…]   serve only these tools / never these (the worker refuses the others)
   cua-host call [--display auto|private|nested|shared|:N] [--timeout D] [--log-level L] [--journal DIR …]
-                [--secrets-dir DIR] [--tools T,…] [--exclude-tools T,…] TOOL [ARGS_JSON]
+                [--secrets-dir DIR | --secret-service ATTR=VALUE,…] [--tools T,…] [--exclude-tools T,…] TOOL [ARGS_JSON]
   cua-host call --session ENDPOINT [--timeout D] TOOL [ARGS_JSON]   (or $CUA_HOST_SESSION) a running session
   cua-host serve [--log-file F] [--allow-modes M,…] [--policy F] [--consent-timeout D]   JSON-RPC on stdio (docs/serve.md)
   cua-host session start [--display private|:N] [--mode M] [--manifest F] [--label L] [--json]

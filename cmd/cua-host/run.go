@@ -187,6 +187,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 			Journal:          cfg.setup.journal,
 			Sandbox:          cfg.setup.sandbox,
 			SecretsDir:       cfg.setup.secretsDir,
+			SecretService:    cfg.setup.secretService,
 			Person:           d.watch,
 		},
 		Proxy: host.ProxyOptions{

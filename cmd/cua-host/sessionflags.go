@@ -12,6 +12,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/internal/secretservice"
 	"github.com/cua-host/cua-host/policy"
 )
 
@@ -33,6 +34,9 @@ type sessionFlags struct {
 	sandbox string
 	// secretsDir is --secrets-dir: the credentials directory type_secret reads from.
 	secretsDir string
+	// secretService is --secret-service: ATTR=VALUE[,ATTR=VALUE…] selecting the items of
+	// the person's secret store type_secret reads from.
+	secretService string
 
 	// tools and excludeTools are --tools and --exclude-tools as given (comma-separated).
 	tools, excludeTools string
@@ -53,6 +57,7 @@ func addSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.Int64Var(&f.journalMaxBytes, "journal-max-shot-bytes", 0, "screenshot bytes kept per session (0: 128 MiB, -1: no limit)")
 	fs.StringVar(&f.sandbox, "sandbox", "on", "on: every program a session launches runs in a bubblewrap sandbox that hides the person's cookies, the journal and every other process, and launches are refused where none can be built; off: launched programs run unconfined, as you (docs/security.md)")
 	fs.StringVar(&f.secretsDir, "secrets-dir", "", "credentials directory: each file in it is a secret the sessions can type with type_secret (its name the handle, listed by find_credentials) without ever seeing it; hidden from launched programs (docs/security.md)")
+	fs.StringVar(&f.secretService, "secret-service", "", "ATTR=VALUE[,ATTR=VALUE…]: the credentials are the items of your secret store (the freedesktop Secret Service on your session bus: gnome-keyring, KeePassXC, KWallet) whose attributes match all of these, never the rest of it; handles come from the items' labels; a locked keyring is refused, never prompted for; not with --secrets-dir (docs/security.md)")
 	fs.StringVar(&f.tools, "tools", "", "serve only these tools (comma-separated): tools/list shows only them and the worker refuses any other with permission_denied; an unknown name is a startup error")
 	fs.StringVar(&f.excludeTools, "exclude-tools", "", "never serve these tools (comma-separated); an unknown name is a startup error")
 	return f
@@ -75,6 +80,8 @@ type sessionSetup struct {
 	sandbox host.SandboxOptions
 	// secretsDir is the absolute path of --secrets-dir, or "".
 	secretsDir string
+	// secretService is --secret-service's selection, or nil.
+	secretService *host.SecretServiceOptions
 }
 
 // maxTTL bounds --session-ttl as the reference system does.
@@ -142,6 +149,20 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	if err != nil {
 		return nil, err
 	}
+	var secretService *host.SecretServiceOptions
+	if f.secretService != "" {
+		if secretsDir != "" {
+			return nil, fmt.Errorf("--secrets-dir and --secret-service cannot be combined: name one credential store")
+		}
+		attrs, err := secretservice.ParseSelection(f.secretService)
+		if err != nil {
+			return nil, fmt.Errorf("--secret-service: %w", err)
+		}
+		if getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+			return nil, fmt.Errorf("--secret-service needs your session bus, and DBUS_SESSION_BUS_ADDRESS is not set")
+		}
+		secretService = &host.SecretServiceOptions{Attributes: attrs, BusAddress: getenv("DBUS_SESSION_BUS_ADDRESS")}
+	}
 	var jr *host.JournalOptions
 	if f.journal != "" {
 		jr = &host.JournalOptions{
@@ -150,9 +171,10 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 		}
 	}
 	return &sessionSetup{
-		secretsDir: secretsDir,
-		journal:    jr,
-		sandbox:    host.SandboxOptions{Disabled: f.sandbox == "off"},
+		secretsDir:    secretsDir,
+		secretService: secretService,
+		journal:       jr,
+		sandbox:       host.SandboxOptions{Disabled: f.sandbox == "off"},
 		ceiling: authz.Ceiling{
 			AllowedModes:             []authz.Mode{mode},
 			UnrestrictedAcknowledged: mode == authz.Unrestricted,

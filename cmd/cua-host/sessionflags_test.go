@@ -87,6 +87,10 @@ func TestSessionFlagsResolve(t *testing.T) {
 		{name: "relative executable", args: []string{"--mode", "bounded", "--manifest", relative}, want: "resources.apps[0].executable"},
 		{name: "missing manifest", args: []string{"--mode", "bounded", "--manifest", filepath.Join(dir, "nope.yaml")}, want: "no such file"},
 		{name: "missing policy", args: []string{"--policy", filepath.Join(dir, "nope.yaml")}, want: "user policy"},
+		{name: "secret service", args: []string{"--secret-service", "service=mail,user=ada"}, env: map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus"}},
+		{name: "secret service without a bus", args: []string{"--secret-service", "service=mail"}, want: "DBUS_SESSION_BUS_ADDRESS is not set"},
+		{name: "secret service not ATTR=VALUE", args: []string{"--secret-service", "mail"}, env: map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/b"}, want: `--secret-service: "mail" is not ATTR=VALUE`},
+		{name: "secret service and a directory", args: []string{"--secret-service", "service=mail", "--secrets-dir", dir}, env: map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/b"}, want: "cannot be combined"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
