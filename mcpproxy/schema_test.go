@@ -155,9 +155,22 @@ var successExamples = map[string]string{
 		`"escalation_reason":null,"escalation_detail":null}`,
 	"health_report": `{"pid":1234,"generation":"ab12","protocol_version":1,"display":":99","private_display":true,"sessions":1,` +
 		`"backends":[{"name":"x11","available":true,"detail":":99"},{"name":"xres","available":false}]}`,
+	"mouse_drag":          `{"effect":"confirmed","route":"global_input","delivery":{"mode":"background","delivered_count":20}}`,
+	"parallel_mouse_drag": `{"effect":"unverifiable","route":"global_input","delivery":{"mode":"background","delivered_count":3}}`,
+	"type_secret":         `{"effect":"unverifiable","route":"global_input","delivery":{"mode":"foreground","delivered_count":1}}`,
+	"find_credentials":    `{"credentials":[{"handle":"mail","label":"mail","attributes":{"url":"https://mail.example","username":"ada"}}]}`,
+	"start_recording":     recordingExample,
+	"stop_recording":      recordingExample,
+	"get_recording_state": recordingExample,
 	"get_config": `{"session":{"label":"run","mode":"standard"},"policy":{"managed":null,"user":null},"display":{"name":":99","private":true},` +
 		`"ceiling":{"allowed_modes":["standard"]},"limits":{"max_in_flight":8},"protocol_version":1,"tool_contract_version":"0.7.0"}`,
 }
+
+// recordingExample is a recording tool's result while a recording runs.
+const recordingExample = `{"enabled":true,"recording":true,"active":true,"available":true,"owner":"run",` +
+	`"journal":{"kept":true,"screenshots":true,"text":false},"name":"rec-1","turns":1,"next_turn":2,"max_turns":2,"turns_left":1,` +
+	`"max_duration_ms":null,"duration_ms":40,"duration_left_ms":null,"started":"2026-12-01T00:00:00Z","stopped":null,"stop_reason":null,` +
+	`"output_dir":null,"video_active":false,"last_video_path":null,"last_error":null}`
 
 // TestOutputSchemaAdmitsEveryResult: for every tool a shipped worker registers, the
 // outputSchema a client receives in tools/list admits a success of the tool, a refusal
