@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -76,7 +77,11 @@ func secretService(o Options) (*cuav1.SecretService, error) {
 	if addr == "" {
 		return nil, errors.New("secret service: no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
 	}
-	return &cuav1.SecretService{BusAddress: addr, Attributes: maps.Clone(ss.Attributes)}, nil
+	out := &cuav1.SecretService{BusAddress: addr}
+	for _, k := range slices.Sorted(maps.Keys(ss.Attributes)) {
+		out.Attributes = append(out.Attributes, &cuav1.Attribute{Name: k, Value: ss.Attributes[k]})
+	}
+	return out, nil
 }
 
 // busSocketPaths returns the socket files a D-Bus address names with unix:path=, for the

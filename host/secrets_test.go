@@ -33,7 +33,7 @@ func TestSecretServiceOptions(t *testing.T) {
 			if err != nil || got.GetBusAddress() != tc.wantAddr {
 				t.Fatalf("secretService = %v, %v, want bus %q", got, err, tc.wantAddr)
 			}
-			if got != nil && got.GetAttributes()["service"] != "cua-test" {
+			if a := got.GetAttributes(); got != nil && (len(a) != 1 || a[0].GetName() != "service" || a[0].GetValue() != "cua-test") {
 				t.Fatalf("secretService attributes = %v", got.GetAttributes())
 			}
 		})

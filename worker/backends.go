@@ -79,7 +79,14 @@ func credentialStore(hello *cuav1.Hello) (desktop.Credentials, error) {
 		if hello.GetCredentials().GetDirectory() {
 			return nil, fmt.Errorf("credentials: Hello names both a directory and the Secret Service")
 		}
-		store, err := secretservice.New(ss.GetBusAddress(), ss.GetAttributes())
+		attrs := map[string]string{}
+		for _, a := range ss.GetAttributes() {
+			if _, dup := attrs[a.GetName()]; dup {
+				return nil, fmt.Errorf("credentials: Hello gives the Secret Service attribute %q twice", a.GetName())
+			}
+			attrs[a.GetName()] = a.GetValue()
+		}
+		store, err := secretservice.New(ss.GetBusAddress(), attrs)
 		if err != nil {
 			return nil, fmt.Errorf("credentials: %w", err)
 		}

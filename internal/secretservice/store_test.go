@@ -6,12 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/godbus/dbus/v5"
 
@@ -30,49 +27,6 @@ func randomSecret(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return []byte(" Grüße " + hex.EncodeToString(b) + "\n")
-}
-
-// monitor runs dbus-monitor on the bus at addr until stop is called, which returns what
-// it captured.
-func monitor(t *testing.T, addr string) (stop func() []byte) {
-	t.Helper()
-	testkit.NeedPrograms(t, "dbus-monitor")
-	out := filepath.Join(t.TempDir(), "monitor.txt")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cmd := exec.Command("dbus-monitor", "--address", addr, "--binary")
-	cmd.Stdout = f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// dbus-monitor has become a monitor once it received its first message: the bus's
-	// NameAcquired or NameLost for its own connection.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, _ := os.Stat(out); st != nil && st.Size() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("dbus-monitor captured nothing within 10 s")
-		}
-	}
-	stopped := false
-	stop = func() []byte {
-		if !stopped {
-			stopped = true
-			time.Sleep(200 * time.Millisecond) // the last messages reach the monitor
-			cmd.Process.Signal(syscall.SIGTERM)
-			cmd.Wait()
-		}
-		b, _ := os.ReadFile(out)
-		return b
-	}
-	t.Cleanup(func() { stop() })
-	return stop
 }
 
 // TestStore runs the store against gnome-keyring-daemon on a private bus. Items are
@@ -112,7 +66,7 @@ func TestStore(t *testing.T) {
 		t.Errorf("List(user bob) = %+v, want none", es)
 	}
 
-	stop := monitor(t, kr.Addr)
+	stop := testkit.MonitorBus(t, kr.Addr)
 	got, err := s.Read("mail_login")
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +87,7 @@ func TestStore(t *testing.T) {
 		t.Error("the secret crossed the bus in the clear")
 	}
 	// Positive control: the same item read in a plain session shows in a capture.
-	stop = monitor(t, kr.Addr)
+	stop = testkit.MonitorBus(t, kr.Addr)
 	conn := kr.Conn(t)
 	svc := conn.Object("org.freedesktop.secrets", "/org/freedesktop/secrets")
 	var unlocked, locked []dbus.ObjectPath

@@ -155,3 +155,47 @@ func stopGroup(cmd *exec.Cmd) {
 		<-done
 	}
 }
+
+// MonitorBus runs dbus-monitor --binary on the bus at addr, once it is monitoring, until
+// stop is called (or cleanup), which returns every byte it captured: the messages as the
+// bus carried them.
+func MonitorBus(t testing.TB, addr string) (stop func() []byte) {
+	t.Helper()
+	NeedPrograms(t, "dbus-monitor")
+	out := filepath.Join(t.TempDir(), "monitor.bin")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command("dbus-monitor", "--address", addr, "--binary")
+	cmd.Stdout = f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// dbus-monitor is monitoring once it wrote its first message: the bus's NameLost or
+	// NameAcquired for its own connection.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if st, _ := os.Stat(out); st != nil && st.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("dbus-monitor captured nothing within 10 s")
+		}
+	}
+	stopped := false
+	stop = func() []byte {
+		if !stopped {
+			stopped = true
+			time.Sleep(200 * time.Millisecond) // the last messages reach the monitor
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+		}
+		b, _ := os.ReadFile(out)
+		return b
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}

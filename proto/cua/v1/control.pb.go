@@ -595,8 +595,9 @@ type SecretService struct {
 	// session bus of its own; this is the only way it learns the person's.
 	BusAddress string `protobuf:"bytes,1,opt,name=bus_address,json=busAddress,proto3" json:"bus_address,omitempty"`
 	// attributes select the items: only those whose attributes include every one of these
-	// are visible to the sessions. Never empty.
-	Attributes    map[string]string `protobuf:"bytes,2,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// are visible to the sessions. Never empty; a name appears once. (A list, not a map:
+	// the control channel's strict decoding admits no map fields.)
+	Attributes    []*Attribute `protobuf:"bytes,2,rep,name=attributes,proto3" json:"attributes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -638,11 +639,64 @@ func (x *SecretService) GetBusAddress() string {
 	return ""
 }
 
-func (x *SecretService) GetAttributes() map[string]string {
+func (x *SecretService) GetAttributes() []*Attribute {
 	if x != nil {
 		return x.Attributes
 	}
 	return nil
+}
+
+// Attribute is one name and value of a Secret Service item's attributes.
+type Attribute struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attribute) Reset() {
+	*x = Attribute{}
+	mi := &file_cua_v1_control_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attribute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attribute) ProtoMessage() {}
+
+func (x *Attribute) ProtoReflect() protoreflect.Message {
+	mi := &file_cua_v1_control_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
+func (*Attribute) Descriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Attribute) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Attribute) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
 }
 
 // Sandbox says how the worker confines the programs its sessions launch (docs/security.md,
@@ -663,7 +717,7 @@ type Sandbox struct {
 
 func (x *Sandbox) Reset() {
 	*x = Sandbox{}
-	mi := &file_cua_v1_control_proto_msgTypes[4]
+	mi := &file_cua_v1_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +729,7 @@ func (x *Sandbox) String() string {
 func (*Sandbox) ProtoMessage() {}
 
 func (x *Sandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[4]
+	mi := &file_cua_v1_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +742,7 @@ func (x *Sandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sandbox.ProtoReflect.Descriptor instead.
 func (*Sandbox) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{4}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Sandbox) GetDisabled() bool {
@@ -719,7 +773,7 @@ type Ready struct {
 
 func (x *Ready) Reset() {
 	*x = Ready{}
-	mi := &file_cua_v1_control_proto_msgTypes[5]
+	mi := &file_cua_v1_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -731,7 +785,7 @@ func (x *Ready) String() string {
 func (*Ready) ProtoMessage() {}
 
 func (x *Ready) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[5]
+	mi := &file_cua_v1_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -744,7 +798,7 @@ func (x *Ready) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ready.ProtoReflect.Descriptor instead.
 func (*Ready) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{5}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Ready) GetVersion() uint32 {
@@ -781,7 +835,7 @@ type Ceiling struct {
 
 func (x *Ceiling) Reset() {
 	*x = Ceiling{}
-	mi := &file_cua_v1_control_proto_msgTypes[6]
+	mi := &file_cua_v1_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +847,7 @@ func (x *Ceiling) String() string {
 func (*Ceiling) ProtoMessage() {}
 
 func (x *Ceiling) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[6]
+	mi := &file_cua_v1_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +860,7 @@ func (x *Ceiling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ceiling.ProtoReflect.Descriptor instead.
 func (*Ceiling) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{6}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Ceiling) GetAllowedModes() []Mode {
@@ -848,7 +902,7 @@ type PolicySnapshot struct {
 
 func (x *PolicySnapshot) Reset() {
 	*x = PolicySnapshot{}
-	mi := &file_cua_v1_control_proto_msgTypes[7]
+	mi := &file_cua_v1_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +914,7 @@ func (x *PolicySnapshot) String() string {
 func (*PolicySnapshot) ProtoMessage() {}
 
 func (x *PolicySnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[7]
+	mi := &file_cua_v1_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +927,7 @@ func (x *PolicySnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicySnapshot.ProtoReflect.Descriptor instead.
 func (*PolicySnapshot) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{7}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PolicySnapshot) GetManaged() *PolicyLayer {
@@ -904,7 +958,7 @@ type PolicyLayer struct {
 
 func (x *PolicyLayer) Reset() {
 	*x = PolicyLayer{}
-	mi := &file_cua_v1_control_proto_msgTypes[8]
+	mi := &file_cua_v1_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +970,7 @@ func (x *PolicyLayer) String() string {
 func (*PolicyLayer) ProtoMessage() {}
 
 func (x *PolicyLayer) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[8]
+	mi := &file_cua_v1_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +983,7 @@ func (x *PolicyLayer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyLayer.ProtoReflect.Descriptor instead.
 func (*PolicyLayer) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{8}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PolicyLayer) GetKind() string {
@@ -964,7 +1018,7 @@ type PolicyFile struct {
 
 func (x *PolicyFile) Reset() {
 	*x = PolicyFile{}
-	mi := &file_cua_v1_control_proto_msgTypes[9]
+	mi := &file_cua_v1_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1030,7 @@ func (x *PolicyFile) String() string {
 func (*PolicyFile) ProtoMessage() {}
 
 func (x *PolicyFile) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[9]
+	mi := &file_cua_v1_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1043,7 @@ func (x *PolicyFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyFile.ProtoReflect.Descriptor instead.
 func (*PolicyFile) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{9}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PolicyFile) GetName() string {
@@ -1025,7 +1079,7 @@ type DisplayFacts struct {
 
 func (x *DisplayFacts) Reset() {
 	*x = DisplayFacts{}
-	mi := &file_cua_v1_control_proto_msgTypes[10]
+	mi := &file_cua_v1_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1091,7 @@ func (x *DisplayFacts) String() string {
 func (*DisplayFacts) ProtoMessage() {}
 
 func (x *DisplayFacts) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[10]
+	mi := &file_cua_v1_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1104,7 @@ func (x *DisplayFacts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisplayFacts.ProtoReflect.Descriptor instead.
 func (*DisplayFacts) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{10}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DisplayFacts) GetName() string {
@@ -1113,7 +1167,7 @@ type CreateSession struct {
 
 func (x *CreateSession) Reset() {
 	*x = CreateSession{}
-	mi := &file_cua_v1_control_proto_msgTypes[11]
+	mi := &file_cua_v1_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1179,7 @@ func (x *CreateSession) String() string {
 func (*CreateSession) ProtoMessage() {}
 
 func (x *CreateSession) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[11]
+	mi := &file_cua_v1_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1192,7 @@ func (x *CreateSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSession.ProtoReflect.Descriptor instead.
 func (*CreateSession) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{11}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateSession) GetLabel() string {
@@ -1222,7 +1276,7 @@ type SessionCreated struct {
 
 func (x *SessionCreated) Reset() {
 	*x = SessionCreated{}
-	mi := &file_cua_v1_control_proto_msgTypes[12]
+	mi := &file_cua_v1_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1288,7 @@ func (x *SessionCreated) String() string {
 func (*SessionCreated) ProtoMessage() {}
 
 func (x *SessionCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[12]
+	mi := &file_cua_v1_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1301,7 @@ func (x *SessionCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCreated.ProtoReflect.Descriptor instead.
 func (*SessionCreated) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{12}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionCreated) GetLabel() string {
@@ -1275,7 +1329,7 @@ type RevokeSession struct {
 
 func (x *RevokeSession) Reset() {
 	*x = RevokeSession{}
-	mi := &file_cua_v1_control_proto_msgTypes[13]
+	mi := &file_cua_v1_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1341,7 @@ func (x *RevokeSession) String() string {
 func (*RevokeSession) ProtoMessage() {}
 
 func (x *RevokeSession) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[13]
+	mi := &file_cua_v1_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1354,7 @@ func (x *RevokeSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeSession.ProtoReflect.Descriptor instead.
 func (*RevokeSession) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{13}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RevokeSession) GetLabel() string {
@@ -1327,7 +1381,7 @@ type Revoked struct {
 
 func (x *Revoked) Reset() {
 	*x = Revoked{}
-	mi := &file_cua_v1_control_proto_msgTypes[14]
+	mi := &file_cua_v1_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1393,7 @@ func (x *Revoked) String() string {
 func (*Revoked) ProtoMessage() {}
 
 func (x *Revoked) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[14]
+	mi := &file_cua_v1_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1406,7 @@ func (x *Revoked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revoked.ProtoReflect.Descriptor instead.
 func (*Revoked) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{14}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Revoked) GetLabels() []string {
@@ -1386,7 +1440,7 @@ type ConsentRequest struct {
 
 func (x *ConsentRequest) Reset() {
 	*x = ConsentRequest{}
-	mi := &file_cua_v1_control_proto_msgTypes[15]
+	mi := &file_cua_v1_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1452,7 @@ func (x *ConsentRequest) String() string {
 func (*ConsentRequest) ProtoMessage() {}
 
 func (x *ConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[15]
+	mi := &file_cua_v1_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1465,7 @@ func (x *ConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsentRequest.ProtoReflect.Descriptor instead.
 func (*ConsentRequest) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{15}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ConsentRequest) GetLabel() string {
@@ -1488,7 +1542,7 @@ type ConsentDecision struct {
 
 func (x *ConsentDecision) Reset() {
 	*x = ConsentDecision{}
-	mi := &file_cua_v1_control_proto_msgTypes[16]
+	mi := &file_cua_v1_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +1554,7 @@ func (x *ConsentDecision) String() string {
 func (*ConsentDecision) ProtoMessage() {}
 
 func (x *ConsentDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[16]
+	mi := &file_cua_v1_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +1567,7 @@ func (x *ConsentDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsentDecision.ProtoReflect.Descriptor instead.
 func (*ConsentDecision) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{16}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ConsentDecision) GetGranted() bool {
@@ -1539,7 +1593,7 @@ type Shutdown struct {
 
 func (x *Shutdown) Reset() {
 	*x = Shutdown{}
-	mi := &file_cua_v1_control_proto_msgTypes[17]
+	mi := &file_cua_v1_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1605,7 @@ func (x *Shutdown) String() string {
 func (*Shutdown) ProtoMessage() {}
 
 func (x *Shutdown) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[17]
+	mi := &file_cua_v1_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1618,7 @@ func (x *Shutdown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Shutdown.ProtoReflect.Descriptor instead.
 func (*Shutdown) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{17}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{18}
 }
 
 // ControlError answers a request that could not be carried out, or announces a protocol
@@ -1579,7 +1633,7 @@ type ControlError struct {
 
 func (x *ControlError) Reset() {
 	*x = ControlError{}
-	mi := &file_cua_v1_control_proto_msgTypes[18]
+	mi := &file_cua_v1_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1645,7 @@ func (x *ControlError) String() string {
 func (*ControlError) ProtoMessage() {}
 
 func (x *ControlError) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[18]
+	mi := &file_cua_v1_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1658,7 @@ func (x *ControlError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlError.ProtoReflect.Descriptor instead.
 func (*ControlError) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{18}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ControlError) GetCode() string {
@@ -1637,7 +1691,7 @@ type JournalConfig struct {
 
 func (x *JournalConfig) Reset() {
 	*x = JournalConfig{}
-	mi := &file_cua_v1_control_proto_msgTypes[19]
+	mi := &file_cua_v1_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1703,7 @@ func (x *JournalConfig) String() string {
 func (*JournalConfig) ProtoMessage() {}
 
 func (x *JournalConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[19]
+	mi := &file_cua_v1_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1716,7 @@ func (x *JournalConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalConfig.ProtoReflect.Descriptor instead.
 func (*JournalConfig) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{19}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JournalConfig) GetKeepText() bool {
@@ -1724,7 +1778,7 @@ type JournalEntry struct {
 
 func (x *JournalEntry) Reset() {
 	*x = JournalEntry{}
-	mi := &file_cua_v1_control_proto_msgTypes[20]
+	mi := &file_cua_v1_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +1790,7 @@ func (x *JournalEntry) String() string {
 func (*JournalEntry) ProtoMessage() {}
 
 func (x *JournalEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[20]
+	mi := &file_cua_v1_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +1803,7 @@ func (x *JournalEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalEntry.ProtoReflect.Descriptor instead.
 func (*JournalEntry) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{20}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JournalEntry) GetPhase() JournalPhase {
@@ -1888,7 +1942,7 @@ type JournalScreenshot struct {
 
 func (x *JournalScreenshot) Reset() {
 	*x = JournalScreenshot{}
-	mi := &file_cua_v1_control_proto_msgTypes[21]
+	mi := &file_cua_v1_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1900,7 +1954,7 @@ func (x *JournalScreenshot) String() string {
 func (*JournalScreenshot) ProtoMessage() {}
 
 func (x *JournalScreenshot) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[21]
+	mi := &file_cua_v1_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1913,7 +1967,7 @@ func (x *JournalScreenshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalScreenshot.ProtoReflect.Descriptor instead.
 func (*JournalScreenshot) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{21}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JournalScreenshot) GetPng() []byte {
@@ -1964,7 +2018,7 @@ type JournalRect struct {
 
 func (x *JournalRect) Reset() {
 	*x = JournalRect{}
-	mi := &file_cua_v1_control_proto_msgTypes[22]
+	mi := &file_cua_v1_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2030,7 @@ func (x *JournalRect) String() string {
 func (*JournalRect) ProtoMessage() {}
 
 func (x *JournalRect) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[22]
+	mi := &file_cua_v1_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2043,7 @@ func (x *JournalRect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalRect.ProtoReflect.Descriptor instead.
 func (*JournalRect) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{22}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JournalRect) GetX() int32 {
@@ -2030,7 +2084,7 @@ type JournalAck struct {
 
 func (x *JournalAck) Reset() {
 	*x = JournalAck{}
-	mi := &file_cua_v1_control_proto_msgTypes[23]
+	mi := &file_cua_v1_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2096,7 @@ func (x *JournalAck) String() string {
 func (*JournalAck) ProtoMessage() {}
 
 func (x *JournalAck) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[23]
+	mi := &file_cua_v1_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2109,7 @@ func (x *JournalAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalAck.ProtoReflect.Descriptor instead.
 func (*JournalAck) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{23}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{24}
 }
 
 // StatusRequest (host -> worker) asks what the worker is doing now: its live sessions and
@@ -2069,7 +2123,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_cua_v1_control_proto_msgTypes[24]
+	mi := &file_cua_v1_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2135,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[24]
+	mi := &file_cua_v1_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2148,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{24}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{25}
 }
 
 // WorkerStatus (worker -> host) answers StatusRequest.
@@ -2115,7 +2169,7 @@ type WorkerStatus struct {
 
 func (x *WorkerStatus) Reset() {
 	*x = WorkerStatus{}
-	mi := &file_cua_v1_control_proto_msgTypes[25]
+	mi := &file_cua_v1_control_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2181,7 @@ func (x *WorkerStatus) String() string {
 func (*WorkerStatus) ProtoMessage() {}
 
 func (x *WorkerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[25]
+	mi := &file_cua_v1_control_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2194,7 @@ func (x *WorkerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStatus.ProtoReflect.Descriptor instead.
 func (*WorkerStatus) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{25}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WorkerStatus) GetSessions() []*SessionStatus {
@@ -2181,7 +2235,7 @@ type SessionStatus struct {
 
 func (x *SessionStatus) Reset() {
 	*x = SessionStatus{}
-	mi := &file_cua_v1_control_proto_msgTypes[26]
+	mi := &file_cua_v1_control_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2193,7 +2247,7 @@ func (x *SessionStatus) String() string {
 func (*SessionStatus) ProtoMessage() {}
 
 func (x *SessionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[26]
+	mi := &file_cua_v1_control_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2206,7 +2260,7 @@ func (x *SessionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStatus.ProtoReflect.Descriptor instead.
 func (*SessionStatus) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{26}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SessionStatus) GetLabel() string {
@@ -2250,7 +2304,7 @@ type InFlightCall struct {
 
 func (x *InFlightCall) Reset() {
 	*x = InFlightCall{}
-	mi := &file_cua_v1_control_proto_msgTypes[27]
+	mi := &file_cua_v1_control_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2316,7 @@ func (x *InFlightCall) String() string {
 func (*InFlightCall) ProtoMessage() {}
 
 func (x *InFlightCall) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[27]
+	mi := &file_cua_v1_control_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2329,7 @@ func (x *InFlightCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InFlightCall.ProtoReflect.Descriptor instead.
 func (*InFlightCall) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{27}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *InFlightCall) GetTool() string {
@@ -2308,7 +2362,7 @@ type PersonActivity struct {
 
 func (x *PersonActivity) Reset() {
 	*x = PersonActivity{}
-	mi := &file_cua_v1_control_proto_msgTypes[28]
+	mi := &file_cua_v1_control_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2374,7 @@ func (x *PersonActivity) String() string {
 func (*PersonActivity) ProtoMessage() {}
 
 func (x *PersonActivity) ProtoReflect() protoreflect.Message {
-	mi := &file_cua_v1_control_proto_msgTypes[28]
+	mi := &file_cua_v1_control_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2387,7 @@ func (x *PersonActivity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PersonActivity.ProtoReflect.Descriptor instead.
 func (*PersonActivity) Descriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{28}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PersonActivity) GetActive() bool {
@@ -2387,16 +2441,16 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	" \x01(\v2\x13.cua.v1.CredentialsR\vcredentials\"i\n" +
 	"\vCredentials\x12\x1c\n" +
 	"\tdirectory\x18\x01 \x01(\bR\tdirectory\x12<\n" +
-	"\x0esecret_service\x18\x02 \x01(\v2\x15.cua.v1.SecretServiceR\rsecretService\"\xb6\x01\n" +
+	"\x0esecret_service\x18\x02 \x01(\v2\x15.cua.v1.SecretServiceR\rsecretService\"c\n" +
 	"\rSecretService\x12\x1f\n" +
 	"\vbus_address\x18\x01 \x01(\tR\n" +
-	"busAddress\x12E\n" +
+	"busAddress\x121\n" +
 	"\n" +
-	"attributes\x18\x02 \x03(\v2%.cua.v1.SecretService.AttributesEntryR\n" +
-	"attributes\x1a=\n" +
-	"\x0fAttributesEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
+	"attributes\x18\x02 \x03(\v2\x11.cua.v1.AttributeR\n" +
+	"attributes\"5\n" +
+	"\tAttribute\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"D\n" +
 	"\aSandbox\x12\x1a\n" +
 	"\bdisabled\x18\x01 \x01(\bR\bdisabled\x12\x1d\n" +
 	"\n" +
@@ -2550,70 +2604,70 @@ var file_cua_v1_control_proto_goTypes = []any{
 	(*Hello)(nil),             // 2: cua.v1.Hello
 	(*Credentials)(nil),       // 3: cua.v1.Credentials
 	(*SecretService)(nil),     // 4: cua.v1.SecretService
-	(*Sandbox)(nil),           // 5: cua.v1.Sandbox
-	(*Ready)(nil),             // 6: cua.v1.Ready
-	(*Ceiling)(nil),           // 7: cua.v1.Ceiling
-	(*PolicySnapshot)(nil),    // 8: cua.v1.PolicySnapshot
-	(*PolicyLayer)(nil),       // 9: cua.v1.PolicyLayer
-	(*PolicyFile)(nil),        // 10: cua.v1.PolicyFile
-	(*DisplayFacts)(nil),      // 11: cua.v1.DisplayFacts
-	(*CreateSession)(nil),     // 12: cua.v1.CreateSession
-	(*SessionCreated)(nil),    // 13: cua.v1.SessionCreated
-	(*RevokeSession)(nil),     // 14: cua.v1.RevokeSession
-	(*Revoked)(nil),           // 15: cua.v1.Revoked
-	(*ConsentRequest)(nil),    // 16: cua.v1.ConsentRequest
-	(*ConsentDecision)(nil),   // 17: cua.v1.ConsentDecision
-	(*Shutdown)(nil),          // 18: cua.v1.Shutdown
-	(*ControlError)(nil),      // 19: cua.v1.ControlError
-	(*JournalConfig)(nil),     // 20: cua.v1.JournalConfig
-	(*JournalEntry)(nil),      // 21: cua.v1.JournalEntry
-	(*JournalScreenshot)(nil), // 22: cua.v1.JournalScreenshot
-	(*JournalRect)(nil),       // 23: cua.v1.JournalRect
-	(*JournalAck)(nil),        // 24: cua.v1.JournalAck
-	(*StatusRequest)(nil),     // 25: cua.v1.StatusRequest
-	(*WorkerStatus)(nil),      // 26: cua.v1.WorkerStatus
-	(*SessionStatus)(nil),     // 27: cua.v1.SessionStatus
-	(*InFlightCall)(nil),      // 28: cua.v1.InFlightCall
-	(*PersonActivity)(nil),    // 29: cua.v1.PersonActivity
-	nil,                       // 30: cua.v1.SecretService.AttributesEntry
+	(*Attribute)(nil),         // 5: cua.v1.Attribute
+	(*Sandbox)(nil),           // 6: cua.v1.Sandbox
+	(*Ready)(nil),             // 7: cua.v1.Ready
+	(*Ceiling)(nil),           // 8: cua.v1.Ceiling
+	(*PolicySnapshot)(nil),    // 9: cua.v1.PolicySnapshot
+	(*PolicyLayer)(nil),       // 10: cua.v1.PolicyLayer
+	(*PolicyFile)(nil),        // 11: cua.v1.PolicyFile
+	(*DisplayFacts)(nil),      // 12: cua.v1.DisplayFacts
+	(*CreateSession)(nil),     // 13: cua.v1.CreateSession
+	(*SessionCreated)(nil),    // 14: cua.v1.SessionCreated
+	(*RevokeSession)(nil),     // 15: cua.v1.RevokeSession
+	(*Revoked)(nil),           // 16: cua.v1.Revoked
+	(*ConsentRequest)(nil),    // 17: cua.v1.ConsentRequest
+	(*ConsentDecision)(nil),   // 18: cua.v1.ConsentDecision
+	(*Shutdown)(nil),          // 19: cua.v1.Shutdown
+	(*ControlError)(nil),      // 20: cua.v1.ControlError
+	(*JournalConfig)(nil),     // 21: cua.v1.JournalConfig
+	(*JournalEntry)(nil),      // 22: cua.v1.JournalEntry
+	(*JournalScreenshot)(nil), // 23: cua.v1.JournalScreenshot
+	(*JournalRect)(nil),       // 24: cua.v1.JournalRect
+	(*JournalAck)(nil),        // 25: cua.v1.JournalAck
+	(*StatusRequest)(nil),     // 26: cua.v1.StatusRequest
+	(*WorkerStatus)(nil),      // 27: cua.v1.WorkerStatus
+	(*SessionStatus)(nil),     // 28: cua.v1.SessionStatus
+	(*InFlightCall)(nil),      // 29: cua.v1.InFlightCall
+	(*PersonActivity)(nil),    // 30: cua.v1.PersonActivity
 	(Mode)(0),                 // 31: cua.v1.Mode
 	(Outcome)(0),              // 32: cua.v1.Outcome
 }
 var file_cua_v1_control_proto_depIdxs = []int32{
 	2,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
-	6,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
-	12, // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
-	13, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
-	14, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
-	15, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
-	16, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
-	17, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
-	18, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
-	19, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
-	21, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
-	24, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
-	25, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
-	26, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
-	29, // 14: cua.v1.ControlFrame.person_activity:type_name -> cua.v1.PersonActivity
-	7,  // 15: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
-	8,  // 16: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
-	11, // 17: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
-	20, // 18: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
-	5,  // 19: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
+	7,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
+	13, // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
+	14, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
+	15, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
+	16, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
+	17, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
+	18, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
+	19, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
+	20, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
+	22, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
+	25, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
+	26, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
+	27, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
+	30, // 14: cua.v1.ControlFrame.person_activity:type_name -> cua.v1.PersonActivity
+	8,  // 15: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
+	9,  // 16: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
+	12, // 17: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
+	21, // 18: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
+	6,  // 19: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
 	3,  // 20: cua.v1.Hello.credentials:type_name -> cua.v1.Credentials
 	4,  // 21: cua.v1.Credentials.secret_service:type_name -> cua.v1.SecretService
-	30, // 22: cua.v1.SecretService.attributes:type_name -> cua.v1.SecretService.AttributesEntry
+	5,  // 22: cua.v1.SecretService.attributes:type_name -> cua.v1.Attribute
 	31, // 23: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
-	9,  // 24: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
-	9,  // 25: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
-	10, // 26: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
+	10, // 24: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
+	10, // 25: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
+	11, // 26: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
 	31, // 27: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
 	0,  // 28: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
 	32, // 29: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
-	22, // 30: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
-	23, // 31: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
-	27, // 32: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
-	28, // 33: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
+	23, // 30: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
+	24, // 31: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
+	28, // 32: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
+	29, // 33: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
 	34, // [34:34] is the sub-list for method output_type
 	34, // [34:34] is the sub-list for method input_type
 	34, // [34:34] is the sub-list for extension type_name
