@@ -128,21 +128,36 @@ func describeRole(el *atspi.Element) string {
 }
 
 // stillFocused is the guard that field still exists as a password field and has the
-// focus, run under the input lock right before the first key.
+// focus, run under the input lock right before the first key. A toolkit reports the focus
+// off and on again while its window is being activated, so the guard gives the field up
+// to guardSettle to report it before it refuses.
 func (d *desk) stillFocused(field *atspi.Element, win *x11.Window) x11.Guard {
 	return func(ctx context.Context) error {
-		st, err := d.ax.Live(ctx, field)
-		switch {
-		case errors.Is(err, atspi.ErrStale):
-			return secretDenied("the password field of window 0x%x went away before the first key", win.ID)
-		case err != nil:
-			return refusal(err)
-		case !st.Has(atspi.StateFocused):
-			return secretDenied("the focus left the password field of window 0x%x before the first key", win.ID)
+		deadline := time.Now().Add(guardSettle)
+		for {
+			st, err := d.ax.Live(ctx, field)
+			switch {
+			case errors.Is(err, atspi.ErrStale):
+				return secretDenied("the password field of window 0x%x went away before the first key", win.ID)
+			case err != nil:
+				return refusal(err)
+			case st.Has(atspi.StateFocused):
+				return nil
+			case time.Now().After(deadline):
+				return secretDenied("the focus left the password field of window 0x%x before the first key", win.ID)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(fieldPoll):
+			}
 		}
-		return nil
 	}
 }
+
+// guardSettle is how long the last check before the keys waits for a password field
+// that the toolkit briefly reports unfocused (while its window is activated).
+const guardSettle = 500 * time.Millisecond
 
 // fieldAfter reports, once the keys were sent, whether field still had the focus: a
 // focus that moved while the keys went out may have taken some of them elsewhere.
