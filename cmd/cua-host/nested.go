@@ -61,7 +61,14 @@ func startNestedDisplay(ctx context.Context, width, height int, label string, lo
 	if err != nil {
 		return nil, fmt.Errorf("nested display: %w", err)
 	}
-	log.Info("nested display started", "display", d.Name(), "parent", parent, "window", fmt.Sprintf("0x%x", d.Window()), "server_pid", d.ServerPID())
+	w, h, askedW, askedH := d.NestedSize()
+	log.Info("nested display started", "display", d.Name(), "parent", parent, "window", fmt.Sprintf("0x%x", d.Window()), "server_pid", d.ServerPID(),
+		"screen", fmt.Sprintf("%dx%d", w, h))
+	if w != askedW || h != askedH {
+		// Xephyr cannot scale its window: a screen larger than the person's would be cut.
+		log.Warn("the nested screen is smaller than asked: it is as large as fits in a window on your screen",
+			"asked", fmt.Sprintf("%dx%d", askedW, askedH), "screen", fmt.Sprintf("%dx%d", w, h), "parent", parent)
+	}
 	ds.env = d.Env()
 	ds.facts = host.DisplayFacts{Name: d.Name(), Private: true, Nested: true, ServerPID: d.ServerPID(), XAuthority: d.XAuthority()}
 	ds.pids = d.PIDs()

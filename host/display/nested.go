@@ -79,12 +79,12 @@ type frame struct {
 	err     error         // why run stopped watching; set once
 }
 
-// newFrame connects to the person's display and creates the (unmapped) frame window of
-// width×height titled title.
-func newFrame(ctx context.Context, log *slog.Logger, no *NestedOptions, title string, width, height int) (_ *frame, err error) {
+// newFrame connects to the person's display and creates the (unmapped) frame window
+// titled title, of width×height or of what of it fits the person's work area (fitFrame).
+func newFrame(ctx context.Context, log *slog.Logger, no *NestedOptions, title string, width, height int) (_ *frame, _ fit, err error) {
 	x, err := dialParent(ctx, no.Parent, no.ParentXAuthority)
 	if err != nil {
-		return nil, err
+		return nil, fit{}, err
 	}
 	defer func() {
 		if err != nil {
@@ -95,13 +95,13 @@ func newFrame(ctx context.Context, log *slog.Logger, no *NestedOptions, title st
 	f := &frame{log: log, x: x, parent: no.Parent, root: scr.Root, onClose: no.OnClose,
 		stop: make(chan struct{}), done: make(chan struct{}), changed: make(chan struct{})}
 	if f.top, err = xproto.NewWindowId(x); err != nil {
-		return nil, fmt.Errorf("window id: %w", err)
+		return nil, fit{}, fmt.Errorf("window id: %w", err)
 	}
 	mask := uint32(xproto.EventMaskStructureNotify | xproto.EventMaskSubstructureNotify | xproto.EventMaskFocusChange |
 		xproto.EventMaskEnterWindow | xproto.EventMaskLeaveWindow)
 	if err := xproto.CreateWindowChecked(x, scr.RootDepth, f.top, scr.Root, 0, 0, uint16(width), uint16(height), 0,
 		xproto.WindowClassInputOutput, scr.RootVisual, xproto.CwBackPixel|xproto.CwEventMask, []uint32{scr.BlackPixel, mask}).Check(); err != nil {
-		return nil, fmt.Errorf("create the window: %w", err)
+		return nil, fit{}, fmt.Errorf("create the window: %w", err)
 	}
 	atom := func(name string) xproto.Atom {
 		r, err := xproto.InternAtom(x, false, uint16(len(name)), name).Reply()
@@ -136,10 +136,12 @@ func newFrame(ctx context.Context, log *slog.Logger, no *NestedOptions, title st
 	card(xproto.AtomWmHints, xproto.AtomWmHints, 1|2, 1, 1, 0, 0, 0, 0, 0, 0)
 	// Closing the window asks us (WM_DELETE_WINDOW) rather than killing our connection.
 	card(f.wmProtocols, xproto.AtomAtom, uint32(f.wmDelete))
+	size := fitFrame(ctx, x, f.root, f.top, width, height)
+	size.place(x, f.top)
 	if _, err := xproto.GetInputFocus(x).Reply(); err != nil { // a round trip: every request above was handled
-		return nil, fmt.Errorf("set up the window: %w", err)
+		return nil, fit{}, fmt.Errorf("set up the window: %w", err)
 	}
-	return f, nil
+	return f, size, nil
 }
 
 // waitChild waits until Xephyr (its process done when c.done closes) has created its
@@ -296,11 +298,17 @@ func (d *Display) startNested(ctx context.Context, path string, opts Options) er
 	}
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	f, err := newFrame(tctx, d.log, no, title, opts.Width, opts.Height)
+	f, size, err := newFrame(tctx, d.log, no, title, opts.Width, opts.Height)
 	if err != nil {
 		return fmt.Errorf("display: nested: %w", err)
 	}
-	d.nested = &nested{parent: no.Parent, frame: f}
+	d.nested = &nested{parent: no.Parent, frame: f, width: size.width, height: size.height,
+		askedWidth: opts.Width, askedHeight: opts.Height}
+	if size.clamped {
+		d.log.Debug("nested screen clamped to the person's work area", "asked", fmt.Sprintf("%dx%d", opts.Width, opts.Height),
+			"screen", fmt.Sprintf("%dx%d", size.width, size.height), "work_area", fmt.Sprintf("%dx%d+%d+%d", size.work.width, size.work.height, size.work.x, size.work.y),
+			"frame_extents", fmt.Sprintf("%d,%d,%d,%d", size.left, size.right, size.top, size.bottom))
+	}
 	// Xephyr alone, besides this process, connects to the person's display: their display
 	// and cookie are in its environment only.
 	env := append(append([]string(nil), d.env...), "DISPLAY="+no.Parent)
@@ -312,7 +320,7 @@ func (d *Display) startNested(ctx context.Context, path string, opts Options) er
 	// that a search by the frame's title finds the frame alone.
 	args := []string{"-displayfd", "3", "-auth", d.xauth, "-title", title + " (Xephyr)",
 		"-parent", "0x" + strconv.FormatUint(uint64(f.top), 16),
-		"-screen", fmt.Sprintf("%dx%d", opts.Width, opts.Height), "-resizeable", "-no-host-grab",
+		"-screen", fmt.Sprintf("%dx%d", size.width, size.height), "-resizeable", "-no-host-grab",
 		"-nolisten", "tcp", "-noreset"}
 	c, err := d.runServer(ctx, "Xephyr", bin, args, env)
 	if err != nil {
@@ -332,6 +340,21 @@ type nested struct {
 	frame  *frame
 	// started says frame.run runs (set before Start returns).
 	started bool
+	// width×height is the screen's size at start; askedWidth×askedHeight the size Options
+	// asked for, larger when it did not fit the person's work area.
+	width, height, askedWidth, askedHeight int
+}
+
+// NestedSize returns the size a nested display's screen started at and the size Options
+// asked for. They differ when the asked size did not fit the person's work area: Xephyr
+// cannot scale, so the screen was made as large as fits, never cut off. Zeros for a
+// display that is not nested. The screen follows its window's size afterwards.
+func (d *Display) NestedSize() (width, height, askedWidth, askedHeight int) {
+	if d.nested == nil {
+		return 0, 0, 0, 0
+	}
+	n := d.nested
+	return n.width, n.height, n.askedWidth, n.askedHeight
 }
 
 // Nested reports whether the display is shown as a window on the person's display.

@@ -1,0 +1,156 @@
+package display
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+// A nested screen is never larger than what the person can see of it. Xephyr cannot scale
+// its window (its screen is drawn 1:1 into it) and a window larger than the person's
+// screen is cut by it, so the asked size is clamped to the person's work area less the
+// window manager's frame before Xephyr starts; the screen then has the size the person
+// sees, and every pixel of it is on their screen.
+
+// frameExtentsWait bounds the wait for the window manager's answer to
+// _NET_REQUEST_FRAME_EXTENTS.
+const frameExtentsWait = 500 * time.Millisecond
+
+// area is a rectangle of the person's root window.
+type area struct{ x, y, width, height int }
+
+// fit is what fitFrame decided: the size of the nested screen, where to put the window
+// when it had to shrink, and what it was fitted to.
+type fit struct {
+	width, height int
+	clamped       bool
+	// x, y are the root position of the window's inside when clamped.
+	x, y int
+	// work is the person's work area; left, right, top, bottom the frame's extents.
+	work                     area
+	left, right, top, bottom int
+}
+
+// fitFrame returns width×height, or the largest size not above it whose window, with the
+// window manager's frame, fits the person's work area (_NET_WORKAREA of the current
+// desktop, else the whole root window). The frame's extents are asked of the window
+// manager (_NET_REQUEST_FRAME_EXTENTS) for the unmapped window top; a window manager that
+// does not offer it is taken to draw no frame. Preconditions: top is unmapped.
+func fitFrame(ctx context.Context, x *xgb.Conn, root, top xproto.Window, width, height int) fit {
+	f := fit{width: width, height: height, work: workArea(x, root)}
+	f.left, f.right, f.top, f.bottom = frameExtents(ctx, x, root, top)
+	maxW := max(f.work.width-f.left-f.right, minNestedSide)
+	maxH := max(f.work.height-f.top-f.bottom, minNestedSide)
+	if width > maxW || height > maxH {
+		f.clamped = true
+		f.width, f.height = min(width, maxW), min(height, maxH)
+		f.x, f.y = f.work.x+f.left, f.work.y+f.top
+	}
+	return f
+}
+
+// minNestedSide is the smallest side of a nested screen (as --screen's).
+const minNestedSide = 64
+
+// workArea returns the current desktop's _NET_WORKAREA, or the root window's size where
+// the window manager publishes none.
+func workArea(x *xgb.Conn, root xproto.Window) area {
+	a := area{}
+	if g, err := xproto.GetGeometry(x, xproto.Drawable(root)).Reply(); err == nil {
+		a.width, a.height = int(g.Width), int(g.Height)
+	}
+	desk := 0
+	if v := cardinals(x, root, "_NET_CURRENT_DESKTOP"); len(v) == 1 {
+		desk = int(v[0])
+	}
+	v := cardinals(x, root, "_NET_WORKAREA")
+	if len(v) < 4*(desk+1) {
+		desk = 0
+	}
+	if len(v) >= 4*(desk+1) {
+		w := area{int(int32(v[4*desk])), int(int32(v[4*desk+1])), int(v[4*desk+2]), int(v[4*desk+3])}
+		if w.width > 0 && w.height > 0 {
+			return w
+		}
+	}
+	return a
+}
+
+// frameExtents asks the window manager which frame it would give top (left, right, top,
+// bottom) and waits up to frameExtentsWait for _NET_FRAME_EXTENTS; zeros when it does not
+// support the request or does not answer.
+func frameExtents(ctx context.Context, x *xgb.Conn, root, top xproto.Window) (l, r, t, b int) {
+	req := atomOf(x, "_NET_REQUEST_FRAME_EXTENTS")
+	if req == 0 || !slices.Contains(atoms(x, root, "_NET_SUPPORTED"), req) {
+		return 0, 0, 0, 0
+	}
+	ev := xproto.ClientMessageEvent{Format: 32, Window: top, Type: req, Data: xproto.ClientMessageDataUnionData32New(make([]uint32, 5))}
+	xproto.SendEvent(x, false, root, xproto.EventMaskSubstructureNotify|xproto.EventMaskSubstructureRedirect, string(ev.Bytes()))
+	deadline := time.Now().Add(frameExtentsWait)
+	for {
+		if v := cardinals(x, top, "_NET_FRAME_EXTENTS"); len(v) == 4 {
+			return int(v[0]), int(v[1]), int(v[2]), int(v[3])
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return 0, 0, 0, 0
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// atomOf returns the atom named name, 0 when the server has none by that name.
+func atomOf(x *xgb.Conn, name string) xproto.Atom {
+	r, err := xproto.InternAtom(x, true, uint16(len(name)), name).Reply()
+	if err != nil {
+		return 0
+	}
+	return r.Atom
+}
+
+// cardinals returns the 32-bit values of property name of window w (nil when absent).
+func cardinals(x *xgb.Conn, w xproto.Window, name string) []uint32 {
+	a := atomOf(x, name)
+	if a == 0 {
+		return nil
+	}
+	r, err := xproto.GetProperty(x, false, w, a, xproto.GetPropertyTypeAny, 0, 1024).Reply()
+	if err != nil || r.Format != 32 {
+		return nil
+	}
+	out := make([]uint32, r.ValueLen)
+	for i := range out {
+		out[i] = xgb.Get32(r.Value[4*i:])
+	}
+	return out
+}
+
+// atoms returns the atoms of property name of w.
+func atoms(x *xgb.Conn, w xproto.Window, name string) []xproto.Atom {
+	v := cardinals(x, w, name)
+	out := make([]xproto.Atom, len(v))
+	for i, a := range v {
+		out[i] = xproto.Atom(a)
+	}
+	return out
+}
+
+// place gives the unmapped window top the fitted size and, when it had to shrink, puts it
+// at the work area's corner with a program-specified position and size (WM_NORMAL_HINTS
+// PPosition|PSize) so that the window manager keeps it whole on the screen.
+func (f fit) place(x *xgb.Conn, top xproto.Window) {
+	if !f.clamped {
+		return
+	}
+	xproto.ConfigureWindow(x, top, xproto.ConfigWindowX|xproto.ConfigWindowY|xproto.ConfigWindowWidth|xproto.ConfigWindowHeight,
+		[]uint32{uint32(f.x), uint32(f.y), uint32(f.width), uint32(f.height)})
+	// WM_SIZE_HINTS: flags, x, y, width, height, then 13 fields left unset.
+	const pPosition, pSize = 1 << 2, 1 << 3
+	hints := make([]byte, 4*18)
+	for i, v := range []uint32{pPosition | pSize, uint32(f.x), uint32(f.y), uint32(f.width), uint32(f.height)} {
+		xgb.Put32(hints[4*i:], v)
+	}
+	xproto.ChangeProperty(x, xproto.PropModeReplace, top, xproto.AtomWmNormalHints, xproto.AtomWmSizeHints, 32, 18, hints)
+}
