@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 declare -A want=(
   [Xvfb]=xvfb
   [Xephyr]=xserver-xephyr
+  [weston]=weston
+  [Xwayland]=xwayland
   [openbox]=openbox
   [dbus-launch]=dbus-x11
   [dbus-daemon]=dbus
