@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # bench-nested.sh prints the figures of a nested display (Xephyr in a window on a person's
-# Xvfb) beside a private one (Xvfb), in one run, through the whole stack (go-sdk client →
-# cua-host run → worker → X server): time until run serves MCP, click and type_text into a
-# launched terminal (p50 of 100 and 60), a full-screen get_desktop_state (p50 of 20), and
-# the idle proportional set size of the display's processes and the worker. RUNS (default 3)
-# repeats the whole comparison; the table shows the median of the runs.
+# Xvfb of 1920x1200) beside a private one (Xvfb), both 1280x800, in one run, through the
+# whole stack (go-sdk client -> cua-host run -> worker -> X server): time until run serves
+# MCP, click and type_text into a launched terminal (p50 of 100 and 60), a full-screen
+# 1280x800 get_desktop_state (p50 of 20), and the idle proportional set size of the
+# display's processes and the worker. RUNS (default 3) repeats the whole comparison; the
+# table shows the median of the runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CI="${CI:-1}"
@@ -22,8 +23,9 @@ function median(kind, metric,    k, a, i, j, t) {
 	return a[int((k + 1) / 2)]
 }
 END {
-	split("run-ready-ms click-p50-ms type15-p50-ms screenshot-p50-ms idle-pss-MiB", order, " ")
-	goal["run-ready-ms"] = "nested <= 300 ms"; goal["click-p50-ms"] = "ratio <= 1.2"; goal["type15-p50-ms"] = "ratio <= 1.2"
+	split("run-ready-ms click-p50-ms type15-p50-ms desktop1280-p50-ms idle-pss-MiB", order, " ")
+	goal["click-p50-ms"] = "ratio <= 1.2"; goal["type15-p50-ms"] = "ratio <= 1.2"
+	goal["run-ready-ms"] = "nested <= 300 ms, private no slower"
 	printf "%-20s %12s %12s %8s   %s\n", "measure (median)", "private", "nested", "ratio", "goal"
 	for (i = 1; i <= 5; i++) {
 		k = order[i]; a = median("private", k); b = median("nested", k)
