@@ -64,6 +64,8 @@ type frame struct {
 	top     xproto.Window
 	child   xproto.Window // Xephyr's window; set before run starts
 	onClose func()
+	// size is what fitFrame decided before the window was mapped; refit reads it.
+	size fit
 	// wmDelete is WM_DELETE_WINDOW, wmProtocols WM_PROTOCOLS.
 	wmDelete, wmProtocols xproto.Atom
 
@@ -77,6 +79,8 @@ type frame struct {
 	active  bool          // the person is using the window
 	changed chan struct{} // closed and replaced whenever active or err changes
 	err     error         // why run stopped watching; set once
+	// refitW×refitH is the size refit gave the window (0: it kept its size).
+	refitW, refitH int
 }
 
 // newFrame connects to the person's display and creates the (unmapped) frame window
@@ -138,6 +142,7 @@ func newFrame(ctx context.Context, log *slog.Logger, no *NestedOptions, title st
 	card(f.wmProtocols, xproto.AtomAtom, uint32(f.wmDelete))
 	size := fitFrame(ctx, x, f.root, f.top, width, height)
 	size.place(x, f.top)
+	f.size = size
 	if _, err := xproto.GetInputFocus(x).Reply(); err != nil { // a round trip: every request above was handled
 		return nil, fit{}, fmt.Errorf("set up the window: %w", err)
 	}
@@ -231,6 +236,10 @@ func (f *frame) handle(ev xgb.Event) {
 			// The child follows the frame; Xephyr resizes its screen to it (RandR).
 			xproto.ConfigureWindow(f.x, f.child, xproto.ConfigWindowWidth|xproto.ConfigWindowHeight,
 				[]uint32{uint32(e.Width), uint32(e.Height)})
+		}
+	case xproto.ReparentNotifyEvent:
+		if e.Window == f.top && e.Parent != f.root {
+			f.refit()
 		}
 	case xproto.FocusInEvent:
 		if e.Event == f.top && e.Mode == xproto.NotifyModeNormal && e.Detail != xproto.NotifyDetailInferior {
@@ -347,13 +356,17 @@ type nested struct {
 
 // NestedSize returns the size a nested display's screen started at and the size Options
 // asked for. They differ when the asked size did not fit the person's work area: Xephyr
-// cannot scale, so the screen was made as large as fits, never cut off. Zeros for a
-// display that is not nested. The screen follows its window's size afterwards.
+// cannot scale, so the screen was made as large as fits, never cut off (where the window
+// manager told its frame's size only by drawing it, the size it had once framed). Zeros
+// for a display that is not nested. The screen follows its window's size afterwards.
 func (d *Display) NestedSize() (width, height, askedWidth, askedHeight int) {
 	if d.nested == nil {
 		return 0, 0, 0, 0
 	}
 	n := d.nested
+	if w, h := n.frame.refitted(); w > 0 {
+		return w, h, n.askedWidth, n.askedHeight
+	}
 	return n.width, n.height, n.askedWidth, n.askedHeight
 }
 

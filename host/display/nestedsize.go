@@ -2,6 +2,7 @@ package display
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -29,9 +30,11 @@ type fit struct {
 	clamped       bool
 	// x, y are the root position of the window's inside when clamped.
 	x, y int
-	// work is the person's work area; left, right, top, bottom the frame's extents.
+	// work is the person's work area; left, right, top, bottom the frame's extents, which
+	// the window manager told (extentsKnown) or which are taken to be zero.
 	work                     area
 	left, right, top, bottom int
+	extentsKnown             bool
 }
 
 // fitFrame returns width×height, or the largest size not above it whose window, with the
@@ -41,7 +44,7 @@ type fit struct {
 // does not offer it is taken to draw no frame. Preconditions: top is unmapped.
 func fitFrame(ctx context.Context, x *xgb.Conn, root, top xproto.Window, width, height int) fit {
 	f := fit{width: width, height: height, work: workArea(x, root)}
-	f.left, f.right, f.top, f.bottom = frameExtents(ctx, x, root, top)
+	f.left, f.right, f.top, f.bottom, f.extentsKnown = frameExtents(ctx, x, root, top)
 	maxW := max(f.work.width-f.left-f.right, minNestedSide)
 	maxH := max(f.work.height-f.top-f.bottom, minNestedSide)
 	if width > maxW || height > maxH {
@@ -80,22 +83,22 @@ func workArea(x *xgb.Conn, root xproto.Window) area {
 }
 
 // frameExtents asks the window manager which frame it would give top (left, right, top,
-// bottom) and waits up to frameExtentsWait for _NET_FRAME_EXTENTS; zeros when it does not
-// support the request or does not answer.
-func frameExtents(ctx context.Context, x *xgb.Conn, root, top xproto.Window) (l, r, t, b int) {
+// bottom) and waits up to frameExtentsWait for _NET_FRAME_EXTENTS; zeros and false when it
+// does not support the request or does not answer.
+func frameExtents(ctx context.Context, x *xgb.Conn, root, top xproto.Window) (l, r, t, b int, ok bool) {
 	req := atomOf(x, "_NET_REQUEST_FRAME_EXTENTS")
 	if req == 0 || !slices.Contains(atoms(x, root, "_NET_SUPPORTED"), req) {
-		return 0, 0, 0, 0
+		return 0, 0, 0, 0, false
 	}
 	ev := xproto.ClientMessageEvent{Format: 32, Window: top, Type: req, Data: xproto.ClientMessageDataUnionData32New(make([]uint32, 5))}
 	xproto.SendEvent(x, false, root, xproto.EventMaskSubstructureNotify|xproto.EventMaskSubstructureRedirect, string(ev.Bytes()))
 	deadline := time.Now().Add(frameExtentsWait)
 	for {
 		if v := cardinals(x, top, "_NET_FRAME_EXTENTS"); len(v) == 4 {
-			return int(v[0]), int(v[1]), int(v[2]), int(v[3])
+			return int(v[0]), int(v[1]), int(v[2]), int(v[3]), true
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return 0, 0, 0, 0
+			return 0, 0, 0, 0, false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -153,4 +156,60 @@ func (f fit) place(x *xgb.Conn, top xproto.Window) {
 		xgb.Put32(hints[4*i:], v)
 	}
 	xproto.ChangeProperty(x, xproto.PropModeReplace, top, xproto.AtomWmNormalHints, xproto.AtomWmSizeHints, 32, 18, hints)
+}
+
+// refit measures, once the window manager has reparented the window into its frame, the
+// frame it actually drew where the window manager did not tell its extents beforehand
+// (weston's XWayland window manager, for one): when the frame sticks out of the work
+// area, the window shrinks by as much, at the work area's corner, and Xephyr's screen
+// follows it (RandR). Called from run.
+func (f *frame) refit() {
+	if f.size.extentsKnown {
+		return
+	}
+	outer := f.top
+	for range maxDepth {
+		t, err := xproto.QueryTree(f.x, outer).Reply()
+		if err != nil {
+			return
+		}
+		if t.Parent == f.root || t.Parent == 0 {
+			break
+		}
+		outer = t.Parent
+	}
+	if outer == f.top {
+		return
+	}
+	og, err := xproto.GetGeometry(f.x, xproto.Drawable(outer)).Reply()
+	if err != nil {
+		return
+	}
+	tg, err := xproto.GetGeometry(f.x, xproto.Drawable(f.top)).Reply()
+	if err != nil {
+		return
+	}
+	ow, oh := int(og.Width)+2*int(og.BorderWidth), int(og.Height)+2*int(og.BorderWidth)
+	frameW, frameH := ow-int(tg.Width), oh-int(tg.Height)
+	w := min(int(tg.Width), max(f.size.work.width-frameW, minNestedSide))
+	h := min(int(tg.Height), max(f.size.work.height-frameH, minNestedSide))
+	if w == int(tg.Width) && h == int(tg.Height) {
+		return
+	}
+	f.log.Info("the nested window and its frame were larger than the person's work area: the window shrinks to fit",
+		"parent", f.parent, "window", fmt.Sprintf("%dx%d", tg.Width, tg.Height), "frame", fmt.Sprintf("%dx%d", ow, oh),
+		"screen", fmt.Sprintf("%dx%d", w, h))
+	f.mu.Lock()
+	f.refitW, f.refitH = w, h
+	f.mu.Unlock()
+	// A configure request's position is the frame's corner (ICCCM, NorthWest gravity).
+	xproto.ConfigureWindow(f.x, f.top, xproto.ConfigWindowX|xproto.ConfigWindowY|xproto.ConfigWindowWidth|xproto.ConfigWindowHeight,
+		[]uint32{uint32(f.size.work.x), uint32(f.size.work.y), uint32(w), uint32(h)})
+}
+
+// refitted returns the size refit gave the window, 0×0 when it kept its size.
+func (f *frame) refitted() (width, height int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refitW, f.refitH
 }

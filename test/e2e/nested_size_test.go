@@ -36,8 +36,8 @@ func TestNestedScreenLargerThanThePersons(t *testing.T) {
 	rp := startNested(t, p, "--screen", "1920x1080", "--indicator=false")
 	win, _, _ := p.nestedWindow()
 	id, _ := strconv.Atoi(win)
-	inside := p.geometry(fmt.Sprintf("0x%x", id))
-	frame := p.geometry(p.topLevel(fmt.Sprintf("0x%x", id)))
+	inside := windowGeometry(t, p.run, fmt.Sprintf("0x%x", id))
+	frame := windowGeometry(t, p.run, topLevel(t, p.run, fmt.Sprintf("0x%x", id)))
 	t.Logf("nested window %v, its frame %v on the 1024x768 person's display", inside, frame)
 	for _, r := range []rect{inside, frame} {
 		if r.x < 0 || r.y < 0 || r.x+r.w > 1024 || r.y+r.h > 768 {
@@ -97,13 +97,15 @@ func TestNestedScreenLargerThanThePersons(t *testing.T) {
 // rect is a window's root position and size.
 type rect struct{ x, y, w, h int }
 
-// geometry returns the root position and size of window id (xwininfo on the person's
-// display).
-func (p *person) geometry(id string) rect {
-	p.t.Helper()
-	out, err := p.run("xwininfo", "-id", id)
+// runner runs a program against a display and returns its output.
+type runner func(name string, args ...string) (string, error)
+
+// windowGeometry returns the root position and size of window id (xwininfo).
+func windowGeometry(t testing.TB, run runner, id string) rect {
+	t.Helper()
+	out, err := run("xwininfo", "-id", id)
 	if err != nil {
-		p.t.Fatalf("xwininfo -id %s: %v: %s", id, err, out)
+		t.Fatalf("xwininfo -id %s: %v: %s", id, err, out)
 	}
 	return parseGeometry(out)
 }
@@ -136,12 +138,12 @@ func parseGeometry(out string) rect {
 
 // topLevel returns the child of the root that holds window id: the window manager's frame
 // around it (or id itself when it has none).
-func (p *person) topLevel(id string) string {
-	p.t.Helper()
+func topLevel(t testing.TB, run runner, id string) string {
+	t.Helper()
 	for range 16 {
-		out, err := p.run("xwininfo", "-children", "-id", id)
+		out, err := run("xwininfo", "-children", "-id", id)
 		if err != nil {
-			p.t.Fatalf("xwininfo -children -id %s: %v: %s", id, err, out)
+			t.Fatalf("xwininfo -children -id %s: %v: %s", id, err, out)
 		}
 		var root, parent string
 		for _, l := range strings.Split(out, "\n") {
@@ -158,6 +160,6 @@ func (p *person) topLevel(id string) string {
 		}
 		id = parent
 	}
-	p.t.Fatalf("no top-level window above %s", id)
+	t.Fatalf("no top-level window above %s", id)
 	return ""
 }

@@ -77,16 +77,23 @@ func (w *wayland) env() []string {
 	return []string{"XDG_RUNTIME_DIR=" + w.runtime, "WAYLAND_DISPLAY=" + w.socket, "DISPLAY=" + w.x, "XAUTHORITY="}
 }
 
+// run runs an X client of the XWayland display (never one that sends XTEST input: see
+// TestNestedDisplayOnWayland).
+func (w *wayland) run(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), w.env()...)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
 // tree is xwininfo -root -tree of the XWayland display.
 func (w *wayland) tree() string {
 	w.t.Helper()
-	cmd := exec.Command("xwininfo", "-root", "-tree", "-display", w.x)
-	cmd.Env = append(os.Environ(), w.env()...)
-	out, err := cmd.CombinedOutput()
+	out, err := w.run("xwininfo", "-root", "-tree")
 	if err != nil {
 		w.t.Fatalf("xwininfo -root -tree -display %s: %v: %s", w.x, err, out)
 	}
-	return string(out)
+	return out
 }
 
 // TestNestedDisplayOnWayland: in a person's Wayland session (headless weston, XWayland),
@@ -165,4 +172,56 @@ func TestNestedDisplayOnWayland(t *testing.T) {
 	if tree := w.tree(); strings.Contains(tree, `"`+nestedTitle+`"`) {
 		t.Errorf("the nested window stays on the XWayland display after the agent left:\n%s", tree)
 	}
+}
+
+// TestNestedScreenLargerThanXWayland: weston's window manager does not tell the frame it
+// will draw (no _NET_REQUEST_FRAME_EXTENTS, no _NET_WORKAREA), so the nested window, asked
+// 1280x800 (the default) on a 1024x768 XWayland screen, is first made 1024x768 and then,
+// once weston has framed it, shrunk by the frame's size: the frame lies on the XWayland
+// screen, and get_screen_size (an observing call: XWayland's idle pointer over the window
+// does not matter) reports the window's size. Oracles: xwininfo on the XWayland display.
+func TestNestedScreenLargerThanXWayland(t *testing.T) {
+	needDesktop(t)
+	need(t, "Xephyr", "weston", "Xwayland", "xwininfo")
+	w := startWayland(t)
+	env := append(w.env(), "HOME="+t.TempDir(), "LANG=C.UTF-8")
+	rp := startRunEnv(t, env, "--display", "nested", "--indicator=false")
+
+	var id string
+	if !waitFor(10*time.Second, func() bool {
+		out, _ := w.run("xwininfo", "-name", nestedTitle)
+		id = parseWindowID(out)
+		return id != ""
+	}) {
+		t.Fatalf("no window %q on the XWayland display:\n%s", nestedTitle, w.tree())
+	}
+	var inside, frame rect
+	var size map[string]any
+	if !waitFor(10*time.Second, func() bool {
+		inside = windowGeometry(t, w.run, id)
+		frame = windowGeometry(t, w.run, topLevel(t, w.run, id))
+		_, size = rp.mustCall(t, "get_screen_size", nil)
+		return frame.x >= 0 && frame.y >= 0 && frame.x+frame.w <= 1024 && frame.y+frame.h <= 768 &&
+			number(size, "width") == inside.w && number(size, "height") == inside.h
+	}) {
+		t.Fatalf("nested window %v in the frame %v, get_screen_size %v: want the frame on the 1024x768 screen and the window's size reported\n%s",
+			inside, frame, size, w.tree())
+	}
+	t.Logf("nested window %v, weston's frame %v", inside, frame)
+	if frame.w <= inside.w || frame.h <= inside.h {
+		t.Errorf("weston drew no frame around the window (%v in %v): the test shows nothing", inside, frame)
+	}
+	if !strings.Contains(rp.log(), fmt.Sprintf("screen=%dx%d", inside.w, inside.h)) {
+		t.Errorf("the run's log does not name the screen's size %dx%d", inside.w, inside.h)
+	}
+}
+
+// parseWindowID reads the id xwininfo prints ("Window id: 0x… "), "" when there is none.
+func parseWindowID(out string) string {
+	_, rest, ok := strings.Cut(out, "Window id: ")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, " ")
+	return id
 }
