@@ -119,7 +119,7 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []G
 				}
 				sent = 0
 			}
-			if codes, err = d.b.remapLocked(d, km, bt.missing); err != nil {
+			if codes, err = d.b.remapLocked(ctx, d, km, bt.missing); err != nil {
 				return stats, err
 			}
 			if err := d.sync(); err != nil {
@@ -203,7 +203,7 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	codes := map[xproto.Keysym]slot{}
 	if len(missing) > 0 {
-		if codes, err = d.b.remapLocked(d, km, missing); err != nil {
+		if codes, err = d.b.remapLocked(ctx, d, km, missing); err != nil {
 			return err
 		}
 		if err := d.sync(); err != nil {
@@ -253,13 +253,22 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	return nil
 }
 
-// freshKeymapLocked restores leftovers of an earlier remap, once clients had the time to
-// handle the keys typed with it, then reads the mapping.
+// freshKeymapLocked reads the mapping for typing. Rows an earlier call remapped stay on
+// the server (a client may not have read them yet: remapHold) but are blank in the
+// snapshot: their keycodes are spare, and a symbol they hold is mapped again like any
+// missing one, so no keycode is used for two symbols at once.
 func (b *Backend) freshKeymapLocked(ctx context.Context) (*keymap, error) {
-	if err := b.restoreDueLocked(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return b.loadKeymapLocked()
+	km, err := b.loadKeymapLocked()
+	if err != nil {
+		return nil, err
+	}
+	for kc := range b.remap.orig {
+		clear(km.row(kc))
+	}
+	return km, nil
 }
 
 // settlePerKey is how much longer than RemapSettle clients get per key typed with a

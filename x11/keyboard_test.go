@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +16,13 @@ import (
 
 // startCat runs `xterm -u8 -e sh -c 'cat > FILE'` and returns FILE and the window, focused.
 func startCat(t *testing.T, b *x11.Backend) (file string, win uint32) {
+	t.Helper()
+	file, win, _ = startCatPID(t, b)
+	return file, win
+}
+
+// startCatPID is startCat that also returns the xterm's pid.
+func startCatPID(t *testing.T, b *x11.Backend) (file string, win uint32, pid int) {
 	t.Helper()
 	harness.Require(t)
 	file = filepath.Join(t.TempDir(), "typed.txt")
@@ -39,7 +47,7 @@ func startCat(t *testing.T, b *x11.Backend) (file string, win uint32) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	activate(t, b, l.Windows[0].ID)
-	return file, l.Windows[0].ID
+	return file, l.Windows[0].ID, l.PID
 }
 
 // waitFile waits until FILE holds want (cat writes as the tty delivers), or fails.
@@ -86,6 +94,31 @@ func TestTypeTextByteExact(t *testing.T) {
 	if _, symsAfter, _ := b.KeyboardMapping(); !slices.Equal(symsBefore, symsAfter) {
 		t.Error("GetKeyboardMapping differs after TypeText")
 	}
+}
+
+// TestTypeTextReachesALateClient: a client that handles the keys long after they were
+// typed (stopped here; one busy starting up, as a GTK4 editor or Chromium is just after
+// its window maps, reads them late too) still gets the characters typed through remapped
+// keycodes: it reads the keyboard mapping only when it comes to the keys, and the rows
+// stay remapped until then. Oracle: the file the xterm's cat writes.
+func TestTypeTextReachesALateClient(t *testing.T) {
+	b := open(t)
+	file, _, pid := startCatPID(t, b)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	text := "Grüße, Ωμέγα ✓\n"
+	st, err := b.Core().TypeText(t.Context(), text)
+	if err != nil || st.Remapped == 0 {
+		t.Fatalf("TypeText = %+v, %v; want remapped symbols", st, err)
+	}
+	// Well past RemapSettle: the client has not read one key yet.
+	time.Sleep(4 * x11.DefaultRemapSettle)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, file, text)
 }
 
 func TestTypeTextManyMissingSymbolsBatches(t *testing.T) {

@@ -152,11 +152,15 @@ func (km *keymap) capacity() int { return 2 * len(km.spare) }
 // keycodes (every request makes every client and the window manager re-read the mapping),
 // on the core
 // keyboard and, for a seat's devices d, on the seat's keyboard too (the clients it adopted
-// read that one), and waits until the server applied them. It returns each keysym's slot.
-// Preconditions: input semaphore held; len(syms) <= km.capacity().
-func (b *Backend) remapLocked(d *Devices, km *keymap, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
+// read that one), and waits until the server applied them. Rows an earlier call remapped
+// change only once clients had their time with them (awaitDueLocked). It returns each
+// keysym's slot. Preconditions: input semaphore held; len(syms) <= km.capacity().
+func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
 	if len(syms) > km.capacity() || km.per < 2 {
 		return nil, fmt.Errorf("%w: %d symbols, %d spare keycodes", ErrNoKeycode, len(syms), len(km.spare))
+	}
+	if err := b.awaitDueLocked(ctx); err != nil {
+		return nil, err
 	}
 	if b.remap.orig == nil {
 		b.remap.orig = map[xproto.Keycode][]xproto.Keysym{}
@@ -217,17 +221,25 @@ func writeRows(c *xgb.Conn, per int, kcs []xproto.Keycode, row func(xproto.Keyco
 	}
 }
 
-// restoreLaterLocked arranges for the remapped keycodes to be restored once clients had the
-// time to handle the keys keys typed with them (RemapSettle plus settlePerKey each): the
-// call that typed returns at once, and the next one that needs the keymap waits for that
-// moment if it comes earlier. Preconditions: input semaphore held.
+// remapHold is how long remapped rows stay after the last key typed with them when no
+// later typing needs their keycodes. Clients read the mapping lazily, when they come to
+// handle the keys: one busy just after it started (a GTK4 or Chromium window that has just
+// mapped) read it more than RemapSettle later and lost the remapped characters. The
+// keycodes are spare ones, so keeping their rows a little longer costs nobody a key.
+const remapHold = time.Second
+
+// restoreLaterLocked notes that the remapped keycodes may change again (be reused, or
+// restored) once clients had the time to handle the keys keys typed with them
+// (RemapSettle plus settlePerKey each), and arranges for them to be restored remapHold
+// after that when no later typing changes them first: the call that typed returns at
+// once. Preconditions: input semaphore held.
 func (b *Backend) restoreLaterLocked(keys int) {
 	delay := b.settle + time.Duration(keys)*settlePerKey
 	b.remap.due = time.Now().Add(delay)
 	if b.remap.timer != nil {
 		b.remap.timer.Stop()
 	}
-	b.remap.timer = time.AfterFunc(delay, func() {
+	b.remap.timer = time.AfterFunc(max(delay, remapHold+time.Duration(keys)*settlePerKey), func() {
 		select {
 		case b.input <- struct{}{}:
 		case <-b.done:
@@ -238,6 +250,19 @@ func (b *Backend) restoreLaterLocked(keys int) {
 			b.restoreKeymapLocked()
 		}
 	})
+}
+
+// awaitDueLocked waits until keycodes remapped by an earlier call may change meaning:
+// clients have had RemapSettle to handle the keys typed with them. Preconditions: input
+// semaphore held.
+func (b *Backend) awaitDueLocked(ctx context.Context) error {
+	if len(b.remap.orig) == 0 {
+		return nil
+	}
+	if wait := time.Until(b.remap.due); wait > 0 {
+		return sleepCtx(ctx, wait)
+	}
+	return nil
 }
 
 // restoreWhenDueLocked restores remapped keycodes now when clients have had their time
@@ -292,7 +317,10 @@ func (b *Backend) restoreKeymapLocked() {
 // mapping, so that the clients a seat adopts, which read its keyboard's mapping, read the
 // same symbols for its keycodes as everyone else. Preconditions: input semaphore held.
 func (b *Backend) copyKeymapLocked(ctx context.Context, c *xgb.Conn) error {
-	km, err := b.freshKeymapLocked(ctx)
+	if err := b.restoreDueLocked(ctx); err != nil {
+		return err
+	}
+	km, err := b.loadKeymapLocked()
 	if err != nil {
 		return err
 	}
