@@ -20,8 +20,8 @@ type Options struct {
 	// Logger receives a debug line per spawned process; nil discards.
 	Logger *slog.Logger
 	// Width, Height and Depth of the screen; defaults 1280, 800, 24. A nested display
-	// starts at Width×Height and follows its window's size; its depth is the person's
-	// display's.
+	// starts at Width×Height, or at what of it fits the person's work area (NestedSize),
+	// and follows its window's size; its depth is the person's display's.
 	Width, Height, Depth int
 	// WindowManager starts openbox and waits until it manages the screen.
 	WindowManager bool

@@ -13,8 +13,10 @@ import (
 // A nested screen is never larger than what the person can see of it. Xephyr cannot scale
 // its window (its screen is drawn 1:1 into it) and a window larger than the person's
 // screen is cut by it, so the asked size is clamped to the person's work area less the
-// window manager's frame before Xephyr starts; the screen then has the size the person
-// sees, and every pixel of it is on their screen.
+// window manager's frame before Xephyr starts (fitFrame); the screen then has the size the
+// person sees, and every pixel of it is on their screen. A window manager that tells its
+// frame only by drawing it (weston's, under XWayland) is measured once it has framed the
+// window, which then shrinks by as much (refit).
 
 // frameExtentsWait bounds the wait for the window manager's answer to
 // _NET_REQUEST_FRAME_EXTENTS.
