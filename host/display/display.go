@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +71,7 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 	if opts.Depth == 0 {
 		opts.Depth = 24
 	}
+	begin := time.Now()
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -117,17 +119,52 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 		return nil, err
 	}
 	d.env = append(d.env, "DISPLAY="+d.Name(), "XAUTHORITY="+d.xauth)
+	if err := d.startDesktop(ctx, path, cookie, opts); err != nil {
+		return nil, err
+	}
+	d.log.Debug("display started", "display", d.Name(), "server", d.server, "took", time.Since(begin).Round(time.Microsecond))
+	return d, nil
+}
+
+// startDesktop starts the window manager and the session bus side by side, as asked: the
+// window manager needs the X server alone, the bus nothing, and neither needs the other.
+// The window manager's environment names the bus by the path it is about to listen on, so
+// that what it starts finds the bus as every other program of the display does. It returns
+// once both are ready, or the first failure once neither is starting any more.
+func (d *Display) startDesktop(ctx context.Context, path string, cookie []byte, opts Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex // mu guards first
+		first error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		cancel() // the other one stops waiting
+	}
+	var wg sync.WaitGroup
+	if opts.WindowManager {
+		env := slices.Clone(d.env)
+		if opts.SessionBus {
+			env = append(env, "DBUS_SESSION_BUS_ADDRESS="+d.busListenAddress())
+		}
+		wg.Go(func() {
+			if err := d.startWM(ctx, path, env, cookie); err != nil {
+				fail(err)
+			}
+		})
+	}
 	if opts.SessionBus {
 		if err := d.startBus(ctx, path); err != nil {
-			return nil, err
+			fail(err)
 		}
 	}
-	if opts.WindowManager {
-		if err := d.startWM(ctx, path, cookie); err != nil {
-			return nil, err
-		}
-	}
-	return d, nil
+	wg.Wait()
+	return first
 }
 
 func lookPath(path, name string) (string, error) {
@@ -164,6 +201,7 @@ func (d *Display) runServer(ctx context.Context, name, bin string, args, env []s
 		return nil, fmt.Errorf("display: pipe: %w", err)
 	}
 	defer r.Close()
+	begin := time.Now()
 	c, err := d.spawn(name, bin, args, env, []*os.File{w})
 	w.Close()
 	if err != nil {
@@ -197,55 +235,69 @@ func (d *Display) runServer(ctx context.Context, name, bin string, args, env []s
 		<-ch
 		return nil, fmt.Errorf("display: %s not ready: %w", name, tctx.Err())
 	}
-	d.log.Debug("display ready", "display", d.Name(), "server", name, "pid", c.pid())
+	d.log.Debug("display ready", "display", d.Name(), "server", name, "pid", c.pid(), "took", time.Since(begin).Round(time.Microsecond))
 	return c, nil
 }
 
-func (d *Display) startWM(ctx context.Context, path string, cookie []byte) error {
+// startWM starts openbox with env and waits until it has finished starting. openbox runs its
+// --startup command once it has taken the screen and handles MapRequests; a window mapped
+// before that (when only _NET_SUPPORTING_WM_CHECK is set) was seen to stay unmanaged and
+// unmapped. The command creates a file in the display's directory, which is watched
+// (inotify) rather than polled; then the root window must name the window manager.
+func (d *Display) startWM(ctx context.Context, path string, env []string, cookie []byte) error {
 	bin, err := lookPath(path, "openbox")
 	if err != nil {
 		return err
 	}
-	// openbox runs its --startup command once it has finished starting (and handles
-	// MapRequests); _NET_SUPPORTING_WM_CHECK alone appears earlier, and a window mapped
-	// in between was seen to stay unmanaged and unmapped.
-	ready := filepath.Join(d.dir, "wm-ready")
 	touch, err := lookPath(path, "touch")
 	if err != nil {
 		return err
 	}
-	c, err := d.spawn("openbox", bin, []string{"--sm-disable", "--startup", touch + " " + ready}, d.env, nil)
+	const readyName = "wm-ready"
+	ready, stopWatch, err := watchCreated(d.dir, readyName)
+	if err != nil {
+		return fmt.Errorf("display: %w", err)
+	}
+	defer stopWatch()
+	begin := time.Now()
+	c, err := d.spawn("openbox", bin, []string{"--sm-disable", "--startup", touch + " " + filepath.Join(d.dir, readyName)}, env, nil)
 	if err != nil {
 		return err
 	}
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	select {
+	case <-ready:
+	case <-c.done:
+		return fmt.Errorf("display: openbox exited: %s", c.stderrTail())
+	case <-tctx.Done():
+		return fmt.Errorf("display: openbox not ready: %w", tctx.Err())
+	}
 	x, err := dialX(tctx, d.num, cookie)
 	if err != nil {
 		return fmt.Errorf("display: %w", err)
 	}
 	defer x.Close()
-	// Poll the root property: the window manager sets it once it has taken the screen.
-	for {
-		if atom, err := x.internAtom("_NET_SUPPORTING_WM_CHECK"); err != nil {
+	atom, err := x.internAtom("_NET_SUPPORTING_WM_CHECK")
+	if err != nil {
+		return fmt.Errorf("display: %w", err)
+	}
+	var check uint32
+	if atom != 0 {
+		if check, _, err = x.rootProperty32(atom); err != nil {
 			return fmt.Errorf("display: %w", err)
-		} else if atom != 0 {
-			if v, ok, err := x.rootProperty32(atom); err != nil {
-				return fmt.Errorf("display: %w", err)
-			} else if _, serr := os.Stat(ready); serr == nil && ok && v != 0 {
-				d.log.Debug("window manager ready", "pid", c.pid())
-				return nil
-			}
-		}
-		select {
-		case <-c.done:
-			return fmt.Errorf("display: openbox exited: %s", c.stderrTail())
-		case <-tctx.Done():
-			return fmt.Errorf("display: openbox not ready: %w", tctx.Err())
-		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	if check == 0 {
+		return errors.New("display: openbox ran its start-up command but the root window has no _NET_SUPPORTING_WM_CHECK")
+	}
+	d.log.Debug("window manager ready", "pid", c.pid(), "took", time.Since(begin).Round(time.Microsecond))
+	return nil
 }
+
+// busListenAddress is the address the session bus listens on; the address it prints once
+// it listens adds its guid.
+func (d *Display) busListenAddress() string { return "unix:path=" + filepath.Join(d.dir, "bus") }
 
 func (d *Display) startBus(ctx context.Context, path string) error {
 	bin, err := lookPath(path, "dbus-daemon")
@@ -257,8 +309,8 @@ func (d *Display) startBus(ctx context.Context, path string) error {
 		return fmt.Errorf("display: pipe: %w", err)
 	}
 	defer r.Close()
-	args := []string{"--session", "--nofork", "--nopidfile", "--print-address=3",
-		"--address=unix:path=" + filepath.Join(d.dir, "bus")}
+	args := []string{"--session", "--nofork", "--nopidfile", "--print-address=3", "--address=" + d.busListenAddress()}
+	begin := time.Now()
 	c, err := d.spawn("dbus-daemon", bin, args, d.env, []*os.File{w})
 	w.Close()
 	if err != nil {
@@ -283,7 +335,7 @@ func (d *Display) startBus(ctx context.Context, path string) error {
 		return fmt.Errorf("display: dbus-daemon not ready: %w", tctx.Err())
 	}
 	d.env = append(d.env, "DBUS_SESSION_BUS_ADDRESS="+d.busAddr)
-	d.log.Debug("session bus ready", "address", d.busAddr, "pid", c.pid())
+	d.log.Debug("session bus ready", "address", d.busAddr, "pid", c.pid(), "took", time.Since(begin).Round(time.Microsecond))
 	return nil
 }
 
