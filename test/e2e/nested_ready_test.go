@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestNestedAccessibleRightAway: the accessibility bus of a nested display may still be
-// starting when `cua-host run` serves, and the first accessibility call waits for it. The
+// TestNestedAccessibleRightAway: `cua-host run` serves before the accessibility bus of a
+// nested display runs (it starts on the first request for it), and the first accessibility
+// call waits for it. The
 // agent launches a GTK dialog as its first call and asks for the dialog's accessible tree
 // at once, without waiting for anything; the tree holds the label the test gave the dialog
 // on its command line, which only the application's accessibility interface can report.
