@@ -85,7 +85,10 @@ type nestedStatus struct {
 	Xephyr    string `json:"xephyr,omitempty"`
 	// Parent is the person's display the window would open on ($DISPLAY).
 	Parent string `json:"parent,omitempty"`
-	Error  string `json:"error,omitempty"`
+	// LargestScreen is the largest nested screen (WxH) that fits, with the window
+	// manager's frame, on the person's screen: --screen asks for at most this much.
+	LargestScreen string `json:"largest_screen,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // probeNested reports whether Xephyr and a person's display are there.
@@ -101,6 +104,11 @@ func probeNested(getenv func(string) string) nestedStatus {
 		return st
 	}
 	st.Available = true
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if w, h, err := display.LargestNested(ctx, st.Parent, statusXAuthority(getenv)); err == nil {
+		st.LargestScreen = fmt.Sprintf("%dx%d", w, h)
+	}
 	return st
 }
 

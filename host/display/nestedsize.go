@@ -215,3 +215,32 @@ func (f *frame) refitted() (width, height int) {
 	defer f.mu.Unlock()
 	return f.refitW, f.refitH
 }
+
+// LargestNested returns the largest nested screen that fits, with the window manager's
+// frame, in the work area of the person's display parent (":N", its cookie in the
+// Xauthority file xauthority; empty: none): what a nested display asked for more is
+// given. It creates a window there for the question and never maps it. Where the window
+// manager tells its frame only by drawing it, the frame is not counted (a nested display
+// then shrinks once framed).
+func LargestNested(ctx context.Context, parent, xauthority string) (width, height int, err error) {
+	if _, err := localDisplayNumber(parent); err != nil {
+		return 0, 0, fmt.Errorf("display: the person's display: %w", err)
+	}
+	x, err := dialParent(ctx, parent, xauthority)
+	if err != nil {
+		return 0, 0, fmt.Errorf("display: %w", err)
+	}
+	defer x.Close()
+	scr := xproto.Setup(x).DefaultScreen(x)
+	win, err := xproto.NewWindowId(x)
+	if err != nil {
+		return 0, 0, fmt.Errorf("display: window id: %w", err)
+	}
+	if err := xproto.CreateWindowChecked(x, scr.RootDepth, win, scr.Root, 0, 0, 1, 1, 0,
+		xproto.WindowClassInputOutput, scr.RootVisual, 0, nil).Check(); err != nil {
+		return 0, 0, fmt.Errorf("display: create a window on %s: %w", parent, err)
+	}
+	defer xproto.DestroyWindow(x, win)
+	f := fitFrame(ctx, x, scr.Root, win, 1<<15, 1<<15)
+	return f.width, f.height, nil
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -91,6 +92,22 @@ func TestNestedScreenLargerThanThePersons(t *testing.T) {
 	}
 	if want := fmt.Sprintf("asked=1920x1080 screen=%dx%d", inside.w, inside.h); !strings.Contains(rp.log(), want) {
 		t.Errorf("the run's log does not say the screen is smaller than asked (%q):\n%s", want, rp.log())
+	}
+
+	// cua-host status names the same largest size before anything starts.
+	st := exec.Command(cuaHost, "status", "--json")
+	st.Env = append(os.Environ(), append(d.Env(), "HOME="+t.TempDir())...)
+	js, _ := st.Output() // exit 1 is a startup problem the status reports, not ours
+	var rep struct {
+		Nested struct {
+			LargestScreen string `json:"largest_screen"`
+		} `json:"nested_display"`
+	}
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatalf("cua-host status --json: %v: %s", err, js)
+	}
+	if want := fmt.Sprintf("%dx%d", inside.w, inside.h); rep.Nested.LargestScreen != want {
+		t.Errorf("cua-host status: nested_display.largest_screen = %q, want %q", rep.Nested.LargestScreen, want)
 	}
 }
 
