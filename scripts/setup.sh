@@ -38,6 +38,10 @@ declare -A want=(
   [node]=nodejs
   [gtk3-demo-application]=gtk-3-examples
   [chromium-headless-shell]=chromium-headless-shell
+  # The agent's own apps on a nested display (test/e2e TestNestedApps): a GTK4 editor and
+  # a full browser (large, but the only way to show a web page takes the agent's keys).
+  [gnome-text-editor]=gnome-text-editor
+  [chromium]=chromium
 )
 # files (not commands) -> package
 declare -A wantfile=(
