@@ -114,6 +114,11 @@ func TestMouseDragNeedsAHeldButton(t *testing.T) {
 			if _, err := callAs(t, reg, other, "mouse_button_down", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x": 10, "y": 10}); err != nil {
 				t.Fatal(err)
 			}
+			// The other session's press reaches xevlog before the log is reset, so that
+			// only what mouse_drag sends could be logged afterwards.
+			xl.WaitFor(t, 10*time.Second, func(evs []harness.Event) bool {
+				return len(harness.Filter(evs, "button_press")) > 0
+			})
 			t.Cleanup(func() {
 				_, _ = callAs(t, reg, other, "mouse_button_up", map[string]any{"pid": xl.PID, "window_id": xl.Window, "x": 10, "y": 10})
 			})
