@@ -112,13 +112,13 @@ func usage(w io.Writer) {
                 [--secrets-dir DIR | --secret-service ATTR=VALUE,…] [--tools T,…] [--exclude-tools T,…] TOOL [ARGS_JSON]
   cua-host call --session ENDPOINT [--timeout D] TOOL [ARGS_JSON]   (or $CUA_HOST_SESSION) a running session
   cua-host serve [--log-file F] [--allow-modes M,…] [--policy F] [--consent-timeout D]   JSON-RPC on stdio (docs/serve.md)
-  cua-host session start [--display private|:N] [--mode M] [--manifest F] [--label L] [--json]
+  cua-host session start [--display auto|private|nested|shared|:N] [--mode M] [--manifest F] [--label L] [--json]
   cua-host session stop [ENDPOINT]
   cua-host mcp-connect ENDPOINT               stdio MCP relayed to a session's endpoint
   cua-host journal verify [--json] [--head HASH] DIR  exit 0: intact and ended in order; 1: tampered, cut off, head not found
   cua-host journal head [--json] DIR          the newest segment's last hash: keep it elsewhere
   cua-host journal show DIR [-o FILE] [--json] [--recording NAME]  one self-contained HTML report (or JSON), or one recording's calls
-  cua-host replay DIR [--display private|:N] [--json]  re-run a journal's completed actions
+  cua-host replay DIR [--display private|nested|:N] [--json]  re-run a journal's completed actions
   cua-host policy check [--managed-policy FILE] [--policy FILE]
   cua-host policy eval [--managed-policy FILE] [--policy FILE] --tool NAME [--args JSON]
   cua-host inventory [--json | --markdown]

@@ -27,7 +27,7 @@ import (
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cua-host replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	display := fs.String("display", "private", "X display to replay on: private (a fresh one) or :N")
+	display := fs.String("display", "private", "X display to replay on: private (a fresh one), nested (a fresh one in a window on $DISPLAY, to watch), auto, shared or :N")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	stepTimeout := fs.Duration("step-timeout", 60*time.Second, "deadline for each step")
 	maxWait := fs.Duration("max-wait", 2*time.Second, "keep the original pause before each step, up to this long (0: none)")
@@ -37,7 +37,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	managedPolicy := fs.String("managed-policy", "", "managed policy file (default the system's)")
 	logLevel := fs.String("log-level", "warn", "log level for stderr: debug, info, warn, error")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: cua-host replay DIR [--display private|:N] [--json] [--max-wait D] [--hold D] [--step-timeout D]")
+		fmt.Fprintln(fs.Output(), "usage: cua-host replay DIR [--display private|nested|auto|shared|:N] [--json] [--max-wait D] [--hold D] [--step-timeout D]")
 		fs.PrintDefaults()
 	}
 	pos, code, ok := parseInterspersedFlags(fs, args, stdout, stderr)
@@ -53,8 +53,13 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "cua-host replay: bad --log-level: %v\n", err)
 		return 2
 	}
-	if *display != "private" && (len(*display) < 2 || (*display)[0] != ':') {
-		fmt.Fprintf(stderr, "cua-host replay: --display %q: want private or :N\n", *display)
+	mode, why, err := resolveDisplay(*display, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host replay: %v\n", err)
+		return 2
+	}
+	if mode != "private" && mode != "nested" && (len(mode) < 2 || mode[0] != ':') {
+		fmt.Fprintf(stderr, "cua-host replay: --display %q: want private, nested, auto, shared or :N\n", *display)
 		return 2
 	}
 	plan, err := replay.Load(pos[0])
@@ -84,7 +89,10 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	disp, err := openDisplay(ctx, *display, log)
+	if why != "" {
+		log.Warn("no nested display", "why", why)
+	}
+	disp, err := openDisplay(ctx, mode, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host replay: %v\n", err)
 		return 1

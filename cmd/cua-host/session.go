@@ -48,7 +48,7 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := flag.NewFlagSet("session start", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	label := fs.String("label", "cli", "session label (names the endpoint)")
-	disp := fs.String("display", "private", "private, or :N to drive an existing display")
+	disp := fs.String("display", "auto", "auto (nested when $DISPLAY names a person's display, else private), private, nested (a display of the session's own in a window on $DISPLAY), shared ($DISPLAY itself) or :N")
 	mode := fs.String("mode", "standard", "permission mode: standard, bounded or unrestricted")
 	manifest := fs.String("manifest", "", "bounded manifest (YAML); required with --mode bounded")
 	bypass := fs.Bool("dangerously-bypass-approvals", false, "required with --mode unrestricted")
@@ -65,6 +65,14 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlagsOnly(fs, "session start", args, stdout, stderr); !ok {
 		return code
 	}
+	display, why, err := resolveDisplay(*disp, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "cua-host session start: %v\n", err)
+		return 2
+	}
+	if why != "" {
+		fmt.Fprintf(stderr, "cua-host session start: %s\n", why)
+	}
 	serveArgs := []string{"serve", "--keep-after-eof", "--allow-modes", *mode, "--max-session-ttl", ttl.String(),
 		"--max-idle-ttl", idle.String(), "--log-level", *logLevel}
 	if *bypass {
@@ -75,7 +83,7 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 			serveArgs = append(serveArgs, flagName, v)
 		}
 	}
-	params := map[string]any{"label": *label, "mode": *mode, "display": *disp, "ttl": ttl.String(), "idle_ttl": idle.String(),
+	params := map[string]any{"label": *label, "mode": *mode, "display": display, "ttl": ttl.String(), "idle_ttl": idle.String(),
 		"http": *httpOn, "dangerously_bypass_approvals": *bypass}
 	if *manifest != "" {
 		abs, err := filepath.Abs(*manifest)
