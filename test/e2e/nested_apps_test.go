@@ -152,6 +152,7 @@ func launchIn(t *testing.T, rp *runProc, name string, args ...string) map[string
 	if pid <= 0 || len(ids) == 0 {
 		t.Fatalf("launch_app %s = %v", name, launched)
 	}
+	t.Logf("launch_app %s: window drawn %v after %v ms", name, launched["window_drawn"], launched["drawn_after_ms"])
 	return map[string]any{"pid": pid, "window_id": int(ids[0].(float64))}
 }
 
