@@ -124,7 +124,8 @@ var outputSchemas = map[string]string{
 		`"desktop_id":{"type":"string"},"declared":{"type":"boolean"},"untrusted_x_client":{"type":"boolean"},` +
 		`"window_ids":{"type":"array","items":{"type":"integer","minimum":0}},"windows":{"type":["array","null"],"items":{"type":"object"}},` +
 		`"window_timed_out":{"type":"boolean"},"exited":{"type":"boolean"},"exit_code":{"type":"integer"},` +
-		`"focus_restored":{"type":"boolean"},"warnings":{"type":"array","items":{"type":"string"}}}}`,
+		`"focus_restored":{"type":"boolean"},"warnings":{"type":"array","items":{"type":"string"}},` +
+		`"window_drawn":{"type":"boolean"},"drawn_after_ms":{"type":"integer","minimum":0}}}`,
 	"kill_app": `{"type":"object","required":["effect","route","signal","verified","pid"],"properties":{` +
 		`"effect":{"type":"string","enum":["terminated"]},"route":{"type":"string","enum":["signal"]},` +
 		`"signal":{"type":"string","enum":["SIGTERM","SIGKILL"]},"verified":{"type":"boolean"},"pid":{"type":"integer"},"evidence":{"type":"object"}}}`,
