@@ -21,6 +21,9 @@ type TypeStats struct {
 	Remapped int `json:"remapped_symbols"`
 	// Batches is the number of keymap batches (1 when nothing or little was remapped).
 	Batches int `json:"batches"`
+	// SettleMS is how long the first keys into a program this backend launched waited for
+	// its window to be still (see settleFocusLocked); 0 when they did not wait.
+	SettleMS int64 `json:"settle_wait_ms,omitempty"`
 }
 
 // TypeText types text into whatever has the keyboard focus, in order and at full speed.
@@ -28,7 +31,9 @@ type TypeStats struct {
 // symbol of a batch gets its own keycode, other clients get RemapSettle to catch up with
 // a mapping before a keycode is reused, and the original mapping is restored at the end.
 // Newline types Return and tab types Tab; other control characters are refused. Guards
-// run before the first key and before any keycode is remapped (see Guard).
+// run before the first key and before any keycode is remapped (see Guard). The first keys
+// into a program this backend launched wait, before the guards, until its window is
+// still (settleFocusLocked; TypeStats.SettleMS).
 func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
 	if !utf8.ValidString(text) {
 		return stats, fmt.Errorf("%w: text is not valid UTF-8", ErrInvalidArgument)
@@ -82,6 +87,7 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []G
 		return stats, err
 	}
 	defer d.b.unlockInput()
+	stats.SettleMS = d.settleFocusLocked(ctx).Milliseconds()
 	if err := runGuards(ctx, guards); err != nil {
 		return stats, err
 	}
@@ -173,7 +179,8 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []G
 // PressCombo presses the combination's modifiers in order, then its keys, and releases
 // them in reverse order. Keys that need Shift (e.g. "?") get it added; keys the keymap
 // lacks are remapped for the duration. Guards run before the first key and before any
-// keycode is remapped (see Guard).
+// keycode is remapped (see Guard); the first keys into a program this backend launched
+// wait before them, as TypeText's do.
 func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guard) (err error) {
 	if len(combo.Mods)+len(combo.Keys) == 0 {
 		return fmt.Errorf("%w: empty key combination", ErrInvalidArgument)
@@ -182,6 +189,7 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 		return err
 	}
 	defer d.b.unlockInput()
+	d.settleFocusLocked(ctx)
 	if err := runGuards(ctx, guards); err != nil {
 		return err
 	}

@@ -27,8 +27,12 @@ type procTable struct {
 }
 
 type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when reaped
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when reaped
+	started time.Time
+	// settled is set once input was first sent to one of its windows (settleFocusLocked);
+	// guarded by procTable.mu.
+	settled bool
 }
 
 func (t *procTable) init() { t.m = map[int]*proc{} }
@@ -143,7 +147,7 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 	// life, so the signal comes when this process dies (pitfalls.md, "Pdeathsig belongs to
 	// a thread").
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
+	p := &proc{cmd: cmd, done: make(chan struct{}), started: time.Now()}
 	started := make(chan error, 1)
 	b.procs.wg.Add(1)
 	go func() {

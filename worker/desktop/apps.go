@@ -95,7 +95,9 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 			before = &f
 		}
 	}
+	started := time.Now()
 	l, err := d.b.Launch(ctx, x11.LaunchOptions{Name: launch.Argv[0], Args: launch.Argv[1:], Env: accessibleEnv, WindowTimeout: timeout})
+	mapped := time.Since(started)
 	root := 0
 	if l != nil {
 		root = l.PID
@@ -120,24 +122,23 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	for _, w := range l.Windows {
 		ids = append(ids, w.ID)
 	}
-	var drawn *bool
-	var drawnAfter time.Duration
-	if len(ids) > 0 && timeout > 0 {
-		ok, waited, err := d.b.AwaitDrawn(ctx, ids[0], min(drawWait, timeout))
-		if err != nil && ctx.Err() != nil {
+	drawn, drawnAfter := false, time.Duration(0)
+	if len(ids) > 0 && timeout > mapped {
+		var err error
+		drawn, drawnAfter, err = d.b.AwaitDrawn(ctx, ids[0], min(drawnWait, timeout-mapped))
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if err != nil {
 			d.log.Debug("launch: wait for the first frame", "window", ids[0], "err", err)
 		}
-		drawn, drawnAfter = &ok, waited
 	}
 	command := QuoteCommand(launch.Argv)
 	text := fmt.Sprintf("launched %s pid=%d windows=%v", command, l.PID, ids)
 	if l.WindowTimedOut {
 		text += " (no window yet: timed out waiting)"
 	}
-	if drawn != nil && !*drawn {
+	if len(ids) > 0 && !drawn {
 		text += fmt.Sprintf(" (the window was still blank after %v: it may not take input yet)", drawnAfter.Round(time.Millisecond))
 	}
 	if l.Exited {
@@ -160,8 +161,8 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 		"untrusted_x_client": l.Untrusted, "sandboxed": l.Sandboxed,
 		"window_ids": ids, "windows": l.Windows, "window_timed_out": l.WindowTimedOut, "exited": l.Exited,
 	}
-	if drawn != nil {
-		out["window_drawn"], out["drawn_after_ms"] = *drawn, drawnAfter.Milliseconds()
+	if len(ids) > 0 {
+		out["window_drawn"], out["drawn_after_ms"] = drawn, drawnAfter.Milliseconds()
 	}
 	if restored {
 		out["focus_restored"] = true
@@ -176,12 +177,15 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	return result(text, out), nil
 }
 
-// drawWait bounds how long launch_app waits, once the first window is mapped, for the
-// application to draw into it (x11.AwaitDrawn). Toolkits map a window before they draw it
-// and may still be setting up its content until they do: a GTK4 editor given a file moved
-// the cursor back to the start of the text once the file had loaded, and keys typed
-// before that ended up after the keys typed later. An xterm draws within milliseconds.
-const drawWait = 3 * time.Second
+// drawnWait bounds how long launch_app waits, once the first window is mapped, for the
+// program to draw into it (x11.AwaitDrawn), within what is left of its timeout_ms: a
+// window not yet drawn is not yet shown. Toolkits map a window before they draw it and go
+// on setting it up until they do: a GTK4 editor given a file moved the cursor back to the
+// start of the text once the file had loaded, so keys typed before came out after those
+// typed later; its first frame came after the load. An xterm draws within milliseconds.
+// (The first keys into a launched program also wait until its window is still: see
+// x11's settleFocusLocked.)
+const drawnWait = 10 * time.Second
 
 // accessibleEnv turns on the accessibility of toolkits that keep it off unless a screen
 // reader runs: Qt joins the accessibility bus only when told to. What the session launches
