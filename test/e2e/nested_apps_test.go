@@ -26,7 +26,8 @@ const appText = "Grüße aus Köln! Ωμέγα = 42; THE Quick Brown fox #7 jump
 // file on disk holds exactly the text. Chromium shows a page of the test's own HTTP server
 // whose text field posts its value on every input event: the last value posted is exactly
 // the text. In an xterm, a drag selects a line: the xterm and its shell survive it, and the
-// nested display's primary selection holds the line. After every step the person's pointer
+// nested display's primary selection holds the line; then the same 100 characters typed
+// into its shell's cat reach the file exactly. After every step the person's pointer
 // and focus are where they left them. Oracles: the file, the test's HTTP server, xclip and
 // xwininfo on the nested display with its own cookie, /proc, xdotool on the person's display.
 func TestNestedApps(t *testing.T) {
@@ -124,6 +125,19 @@ func TestNestedApps(t *testing.T) {
 				t.Errorf("%s (pid %d) died after the selection: %v", what, pid, err)
 			}
 		}
+		// The same 100 characters as into the other programs, through cat into a file.
+		file := filepath.Join(t.TempDir(), "typed.txt")
+		rp.mustCall(t, "type_text", with(target, "text", "cat > "+file+"\n"))
+		rp.mustCall(t, "type_text", with(target, "text", appText+"\n"))
+		rp.mustCall(t, "hotkey", with(target, "keys", []string{"ctrl", "d"}))
+		var got []byte
+		if !waitFor(10*time.Second, func() bool {
+			got, _ = os.ReadFile(file)
+			return string(got) == appText+"\n"
+		}) {
+			t.Errorf("the terminal's cat wrote %q, want %q", got, appText+"\n")
+		}
+		p.untouched("after typing 100 characters into the terminal")
 	})
 	p.untouched("at the end")
 }
