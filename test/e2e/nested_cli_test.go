@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,27 +89,7 @@ func TestNestedSessionStart(t *testing.T) {
 func TestNestedReplay(t *testing.T) {
 	needDesktop(t)
 	need(t, "Xephyr", "xdotool", "xwininfo")
-	dir := filepath.Join(t.TempDir(), "journal")
-	rp := startRun(t, append(append([]string(nil), unrestricted...), "--journal", dir, "--journal-text", "--journal-screenshots=false")...)
-	_, launched := rp.mustCall(t, "launch_app", map[string]any{"name": "xterm",
-		"additional_arguments": []string{"-title", "cua-replay", "-e", "bash", "--norc", "--noprofile"}})
-	ids, _ := launched["window_ids"].([]any)
-	if len(ids) == 0 {
-		t.Fatalf("launch_app xterm = %v", launched)
-	}
-	target := map[string]any{"pid": number(launched, "pid"), "window_id": int(ids[0].(float64))}
-	out := filepath.Join(t.TempDir(), "out.txt")
-	rp.mustCall(t, "type_text", merge(target, map[string]any{"text": "echo replayed-nested > " + out}))
-	rp.mustCall(t, "press_key", merge(target, map[string]any{"key": "Return"}))
-	if !waitFor(15*time.Second, func() bool { b, _ := os.ReadFile(out); return string(b) == "replayed-nested\n" }) {
-		t.Fatalf("the terminal did not write %s", out)
-	}
-	if err := rp.close(); err != nil {
-		t.Fatalf("cua-host run exit: %v", err)
-	}
-	if err := os.Remove(out); err != nil {
-		t.Fatal(err)
-	}
+	dir, out := recordEcho(t, "replayed-nested")
 
 	p := startPerson(t)
 	env := append(p.d.Env(), "HOME="+t.TempDir(), "LANG=C.UTF-8")

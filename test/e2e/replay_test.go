@@ -16,28 +16,7 @@ import (
 // replay's. A copy of the journal with one byte changed is refused.
 func TestJournalReplay(t *testing.T) {
 	needDesktop(t)
-	dir := filepath.Join(t.TempDir(), "journal")
-	rp := startRun(t, append(append([]string(nil), unrestricted...), "--journal", dir, "--journal-text", "--journal-screenshots=false")...)
-	_, launched := rp.mustCall(t, "launch_app", map[string]any{"name": "xterm",
-		"additional_arguments": []string{"-title", "cua-replay", "-e", "bash", "--norc", "--noprofile"}})
-	ids, _ := launched["window_ids"].([]any)
-	if len(ids) == 0 {
-		t.Fatalf("launch_app xterm = %v", launched)
-	}
-	target := map[string]any{"pid": number(launched, "pid"), "window_id": int(ids[0].(float64))}
-	out := filepath.Join(t.TempDir(), "out.txt")
-	rp.mustCall(t, "type_text", merge(target, map[string]any{"text": "echo replayed-by-cua > " + out}))
-	rp.mustCall(t, "press_key", merge(target, map[string]any{"key": "Return"}))
-	if !waitFor(15*time.Second, func() bool { b, _ := os.ReadFile(out); return string(b) == "replayed-by-cua\n" }) {
-		t.Fatalf("the terminal did not write %s", out)
-	}
-	rp.mustCall(t, "get_desktop_state", map[string]any{})
-	if err := rp.close(); err != nil {
-		t.Fatalf("cua-host run exit: %v", err)
-	}
-	if err := os.Remove(out); err != nil {
-		t.Fatal(err)
-	}
+	dir, out := recordEcho(t, "replayed-by-cua")
 
 	res, code := cua(t, "replay", dir, "--display", "private", "--dangerously-bypass-approvals", "--max-wait", "500ms", "--hold", "5s")
 	t.Logf("cua-host replay:\n%s", res)
@@ -121,4 +100,34 @@ func copyJournal(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// recordEcho records a journal (with its text) of a run on a private display in which a
+// terminal the session launched writes word to a file, checks the file, removes it and
+// returns the journal's directory and the file's path: a replay writes the file again.
+func recordEcho(t *testing.T, word string) (dir, out string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "journal")
+	rp := startRun(t, append(append([]string(nil), unrestricted...), "--journal", dir, "--journal-text", "--journal-screenshots=false")...)
+	_, launched := rp.mustCall(t, "launch_app", map[string]any{"name": "xterm",
+		"additional_arguments": []string{"-title", "cua-replay", "-e", "bash", "--norc", "--noprofile"}})
+	ids, _ := launched["window_ids"].([]any)
+	if len(ids) == 0 {
+		t.Fatalf("launch_app xterm = %v", launched)
+	}
+	target := map[string]any{"pid": number(launched, "pid"), "window_id": int(ids[0].(float64))}
+	out = filepath.Join(t.TempDir(), "out.txt")
+	rp.mustCall(t, "type_text", merge(target, map[string]any{"text": "echo " + word + " > " + out}))
+	rp.mustCall(t, "press_key", merge(target, map[string]any{"key": "Return"}))
+	if !waitFor(15*time.Second, func() bool { b, _ := os.ReadFile(out); return string(b) == word+"\n" }) {
+		t.Fatalf("the terminal did not write %s", out)
+	}
+	rp.mustCall(t, "get_desktop_state", map[string]any{})
+	if err := rp.close(); err != nil {
+		t.Fatalf("cua-host run exit: %v", err)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	return dir, out
 }
