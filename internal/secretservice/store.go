@@ -174,20 +174,30 @@ func matches(attrs, want map[string]string) bool {
 	return true
 }
 
+// open connects to the bus for one List or Read (bounded by callTimeout) and finds the
+// selected items; done closes the connection and releases the context.
+func (s *Store) open() (ctx context.Context, conn *dbus.Conn, items map[string]item, done func(), err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	if conn, err = s.connect(ctx); err != nil {
+		cancel()
+		return nil, nil, nil, nil, err
+	}
+	if items, err = s.items(ctx, conn); err != nil {
+		conn.Close()
+		cancel()
+		return nil, nil, nil, nil, err
+	}
+	return ctx, conn, items, func() { conn.Close(); cancel() }, nil
+}
+
 // List returns the selected items that pass f, sorted by handle: handles, labels and
 // attributes, never a secret. Locked items are listed too (Read refuses them).
 func (s *Store) List(f credential.Filter) ([]credential.Entry, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	conn, err := s.connect(ctx)
+	_, _, items, done, err := s.open()
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	items, err := s.items(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	var out []credential.Entry
 	for _, h := range slices.Sorted(maps.Keys(items)) {
 		if e := items[h].entry; f.Match(e) {
@@ -214,17 +224,11 @@ func (s *Store) Read(handle string) (*credential.Secret, error) {
 	if !credential.ValidHandle(handle) {
 		return nil, credential.ErrNotFound
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	conn, err := s.connect(ctx)
+	ctx, conn, items, done, err := s.open()
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	items, err := s.items(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	it, ok := items[handle]
 	if !ok {
 		return nil, credential.ErrNotFound
