@@ -34,11 +34,20 @@ step "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 step "go test -race"
-go test -race -count=1 -timeout 20m ./...
+testlog=$(mktemp)
+fuzzlog=$(mktemp)
+trap 'rm -f "$testlog" "$fuzzlog"' EXIT
+if ! go test -race -count=1 -timeout 20m ./... 2>&1 | tee "$testlog"; then
+  # A log's tail is often a goroutine dump; say at the end what failed and what was
+  # still running when a package timed out.
+  echo >&2
+  echo "== what failed" >&2
+  grep -E -A8 '^(--- FAIL|panic: test timed out|running tests:)' "$testlog" | grep -v '^goroutine ' | head -n 80 >&2 || true
+  grep -E '^(FAIL|ok) ' "$testlog" | grep '^FAIL' >&2 || true
+  exit 1
+fi
 
 step "fuzz smoke (${FUZZTIME} each)"
-fuzzlog=$(mktemp)
-trap 'rm -f "$fuzzlog"' EXIT
 for pkg in $(go list ./...); do
   for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
     echo "-- $pkg $target"

@@ -118,23 +118,6 @@ func grepTree(t *testing.T, dir string, needle []byte) []string {
 	return hits
 }
 
-// coreDump writes a core dump of pid with gcore and returns its content.
-func coreDump(t *testing.T, pid int) []byte {
-	t.Helper()
-	prefix := filepath.Join(t.TempDir(), "core")
-	out, err := exec.Command("gcore", "-o", prefix, strconv.Itoa(pid)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gcore %d: %v\n%s", pid, err, out)
-	}
-	file := prefix + "." + strconv.Itoa(pid)
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(file)
-	return b
-}
-
 // writerOf returns the pid of a process whose standard output is file.
 func writerOf(file string) int {
 	ents, _ := os.ReadDir("/proc")
@@ -157,9 +140,9 @@ func writerOf(file string) int {
 // second witness), type_secret is refused permission_denied and types nothing; once the
 // operator marks the credential any_field in .attributes.json it types into the terminal
 // too. get_window_state of the dialog never shows the secret. Then the test looks for the
-// secret in every byte the agent, the operator's logs and the journal got, and in core
-// dumps of the host and the worker taken after type_secret returned: it is in none of
-// them. A positive control (the dump of the terminal's cat, which did read the secret)
+// secret in every byte the agent, the operator's logs and the journal got, and in the
+// memory of the host and the worker after type_secret returned: it is in none of
+// them. A positive control (the memory of the terminal's cat, which did read the secret)
 // shows the search finds what is there. The launched programs cannot see the directory.
 func TestTypeSecret(t *testing.T) {
 	needDesktop(t)
@@ -281,20 +264,20 @@ func TestTypeSecret(t *testing.T) {
 	}
 
 	// Core dumps after type_secret returned: the host (cua-host run) and its worker.
-	if _, err := exec.LookPath("gcore"); err != nil {
-		t.Log("gcore is not installed: the memory of the host and the worker is not searched")
-	} else {
-		worker, ok := find(descendants(rp.cmd.Process.Pid), "__worker")
-		if !ok {
-			t.Fatal("no worker process")
+	worker, ok := find(descendants(rp.cmd.Process.Pid), "__worker")
+	if !ok {
+		t.Fatal("no worker process")
+	}
+	for _, p := range []struct {
+		role, arg string
+		pid       int
+	}{{"host", "--secrets-dir", rp.cmd.Process.Pid}, {"worker", "__worker", worker.pid}} {
+		// Control: the search finds the process's own command line.
+		if !memoryHolds(t, p.pid, []byte(p.arg)) {
+			t.Errorf("the search of the %s's memory (pid %d) does not find %q of its command line: it proves nothing", p.role, p.pid, p.arg)
 		}
-		for _, p := range []struct {
-			role string
-			pid  int
-		}{{"host", rp.cmd.Process.Pid}, {"worker", worker.pid}} {
-			if bytes.Contains(coreDump(t, p.pid), needle) {
-				t.Errorf("the %s's memory (pid %d) holds the secret after type_secret returned", p.role, p.pid)
-			}
+		if memoryHolds(t, p.pid, needle) {
+			t.Errorf("the %s's memory (pid %d) holds the secret after type_secret returned", p.role, p.pid)
 		}
 	}
 
@@ -339,10 +322,8 @@ func TestTypeSecret(t *testing.T) {
 		t.Errorf("the terminal received %q, want %q (only the secret: the refused calls typed nothing)", got, secret+"\n")
 	}
 	// Positive control: cat read the secret, and a dump of its memory shows it.
-	if _, err := exec.LookPath("gcore"); err == nil {
-		if cat := writerOf(out); cat == 0 || !bytes.Contains(coreDump(t, cat), needle) {
-			t.Errorf("the dump of the terminal's cat (pid %d) does not show the secret it read: the search finds nothing", cat)
-		}
+	if cat := writerOf(out); cat == 0 || !memoryHolds(t, cat, needle) {
+		t.Errorf("the memory of the terminal's cat (pid %d) does not show the secret it read: the search finds nothing", cat)
 	}
 
 	if err := rp.close(); err != nil {
