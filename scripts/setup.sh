@@ -42,6 +42,9 @@ declare -A want=(
   # a full browser (large, but the only way to show a web page takes the agent's keys).
   [gnome-text-editor]=gnome-text-editor
   [chromium]=chromium
+  # test/e2e TestCompat's default subset: a Qt5 editor and a click-to-focus window manager.
+  [featherpad]=featherpad
+  [fluxbox]=fluxbox
 )
 # files (not commands) -> package
 declare -A wantfile=(
