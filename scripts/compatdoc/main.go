@@ -1,0 +1,375 @@
+// Command compatdoc renders the JSON report of test/e2e TestCompat (CUA_COMPAT=full) as
+// docs/apps.md: the apps × window managers matrix, the window managers' own table, the
+// package versions measured and how to reproduce. scripts/compat.sh runs it.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// report mirrors test/e2e's compatReport.
+type report struct {
+	Started  time.Time `json:"started"`
+	Full     bool      `json:"full"`
+	Sent     string    `json:"sent"`
+	WMs      []wmRow   `json:"window_managers"`
+	Cells    []cell    `json:"cells"`
+	Duration string    `json:"duration"`
+}
+
+type wmRow struct {
+	WM      string `json:"wm"`
+	Skipped string `json:"skipped"`
+	Failed  string `json:"failed"`
+	Steps   []step `json:"steps"`
+}
+
+type step struct {
+	Call   call   `json:"call"`
+	Person string `json:"person"`
+	Result string `json:"result"`
+}
+
+type call struct {
+	Tool          string `json:"tool"`
+	Outcome       string `json:"outcome"`
+	IsError       bool   `json:"is_error"`
+	Effect        string `json:"effect"`
+	Code          string `json:"code"`
+	Message       string `json:"message"`
+	Route         string `json:"route"`
+	FocusRestored bool   `json:"focus_restored"`
+	Person        string `json:"person"`
+}
+
+type cell struct {
+	WM      string   `json:"wm"`
+	App     string   `json:"app"`
+	Skipped string   `json:"skipped"`
+	Failed  string   `json:"failed"`
+	Typing  *measure `json:"typing"`
+	Click   *measure `json:"click"`
+	Moves   []string `json:"moves"`
+	Calls   []call   `json:"calls"`
+}
+
+type measure struct {
+	Class    string `json:"class"`
+	Want     string `json:"want"`
+	Got      string `json:"got"`
+	Witness  string `json:"witness"`
+	Contract string `json:"contract"`
+}
+
+// packages are the Debian packages whose versions the page lists.
+var packages = []string{"xvfb", "openbox", "fluxbox", "xfwm4", "metacity", "mutter", "kwin-x11", "i3-wm",
+	"xterm", "mousepad", "gnome-text-editor", "kwrite", "featherpad", "libreoffice-writer", "libreoffice-calc",
+	"chromium", "firefox-esr"}
+
+func main() {
+	in := flag.String("in", "", "TestCompat's JSON report")
+	out := flag.String("out", "docs/apps.md", "the page to write")
+	commit := flag.String("commit", "", "the cua-host commit measured")
+	flag.Parse()
+	if err := run(*in, *out, *commit); err != nil {
+		slog.Error("compatdoc", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(in, out, commit string) error {
+	b, err := os.ReadFile(in)
+	if err != nil {
+		return fmt.Errorf("read the report: %w", err)
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("parse %s: %w", in, err)
+	}
+	var sb strings.Builder
+	render(&sb, &r, commit)
+	if err := os.WriteFile(out, []byte(sb.String()), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
+}
+
+func render(sb *strings.Builder, r *report, commit string) {
+	p := func(format string, args ...any) { fmt.Fprintf(sb, format, args...) }
+	p("# Apps and window managers: background input on a shared display\n\n")
+	p("Measured %s (%s, took %s)", r.Started.Format("2006-01-02 15:04 UTC"), scope(r), r.Duration)
+	if commit != "" {
+		p(" at cua-host commit `%s`", commit)
+	}
+	p(" by `scripts/compat.sh`, which runs `CUA_COMPAT=full go test -run TestCompat ./test/e2e` " +
+		"(test/e2e/compat_test.go) and renders this page from its JSON report.\n\n")
+	p("**Setting.** The person's display is Xvfb (1280×800, with a cookie and a session bus) and the window " +
+		"manager under test; the person's terminal has the keyboard focus and their pointer rests in its corner. " +
+		"The person starts the application (an ordinary X client, not launched by cua-host), puts it at the top " +
+		"left and goes back to their terminal. Then the agent — `cua-host run --display :N --mode unrestricted` — " +
+		"types into it and clicks it with the default delivery (background: the session's own XInput2 pointer " +
+		"and keyboard), aiming at the window by pid and window_id from list_windows.\n\n")
+	p("**What a cell means.** *Typing*: type_text of these 100 characters (then Return in xterm and Calc, "+
+		"ctrl+s in editors and office), compared with what a witness outside cua-host received — the saved file "+
+		"or document, the value the page posted to the test's server: `%s`. *Click*: a click whose effect a "+
+		"witness sees — in an editor or Writer, after typing 30 lines a01…a30, a click right of a line in the "+
+		"middle of the text and a `q` typed there (saved: the q is inside the text, not after its last line); in "+
+		"Calc a click on a cell, then `q` (not in A2); in a browser a click on a button that posts to the server; "+
+		"in xterm a double click on a word (the primary selection holds it). `works`: the witness got exactly "+
+		"what was sent and every call said completed. `refused CODE`: a call was refused (outcome not_started) "+
+		"and the witness shows nothing arrived. `incomplete (honest)`: a call reported an error or an unknown "+
+		"outcome. `FALSE SUCCESS`: every call said completed but the witness differs (what arrived is shown, "+
+		"truncated). *Person*: `kept` when the person's pointer and keyboard focus (xdotool getmouselocation, "+
+		"getwindowfocus) were where they left them after every call, else where they went and after which call "+
+		"(the harness puts them back before the next call). Results' effect is `unverifiable` for these calls: "+
+		"cua-host does not claim to have read the change back.\n\n", strings.ReplaceAll(r.Sent, "`", "ˋ"))
+
+	wms := wmOrder(r)
+	apps := appOrder(r)
+	byKey := map[[2]string]cell{}
+	for _, c := range r.Cells {
+		byKey[[2]string{c.WM, c.App}] = c
+	}
+	p("## Summary\n\n")
+	p("Each cell: typing / click / person. ✓ works, ✗ FALSE SUCCESS, R refused, I incomplete, – not run; " +
+		"person ✓ kept, ✗ moved.\n\n")
+	p("| app |")
+	for _, w := range wms {
+		p(" %s |", w)
+	}
+	p("\n|---|")
+	for range wms {
+		p("---|")
+	}
+	p("\n")
+	for _, a := range apps {
+		p("| %s |", a)
+		for _, w := range wms {
+			c, ok := byKey[[2]string{w, a}]
+			p(" %s |", short(c, ok))
+		}
+		p("\n")
+	}
+	p("\n")
+	for _, w := range wms {
+		p("## %s\n\n", w)
+		if row := wmRowOf(r, w); row.Skipped != "" || row.Failed != "" {
+			p("Not measured: %s%s.\n\n", row.Skipped, row.Failed)
+			continue
+		}
+		p("| app | typing | click | person's pointer and focus |\n|---|---|---|---|\n")
+		for _, a := range apps {
+			c, ok := byKey[[2]string{w, a}]
+			if !ok {
+				continue
+			}
+			switch {
+			case c.Skipped != "":
+				p("| %s | not run: %s | | |\n", a, esc(c.Skipped))
+			case c.Failed != "" && c.Typing == nil:
+				p("| %s | harness failed: %s | | |\n", a, esc(c.Failed))
+			default:
+				p("| %s | %s | %s | %s |\n", a, measureText(c.Typing), measureText(c.Click), movesText(c.Moves))
+			}
+		}
+		p("\n")
+	}
+	findings(p, r)
+	p("## The window managers with an agent-launched xterm\n\n")
+	p("The agent launches an xterm on the person's display (launch_app), clicks into it and types a line " +
+		"into its cat (the file holds exactly the line: `works`). Each column: the person's pointer and focus " +
+		"after the call, and what the result or the witness said.\n\n")
+	p("| window manager | launch_app | click | type_text |\n|---|---|---|---|\n")
+	for _, w := range r.WMs {
+		if w.Skipped != "" || w.Failed != "" {
+			p("| %s | not measured: %s%s | | |\n", w.WM, esc(w.Skipped), esc(w.Failed))
+			continue
+		}
+		p("| %s |", w.WM)
+		for i := range 3 {
+			if i >= len(w.Steps) {
+				p(" – |")
+				continue
+			}
+			s := w.Steps[i]
+			p(" person %s; %s |", esc(s.Person), esc(s.Result))
+		}
+		p("\n")
+	}
+	p("\n## Versions\n\n")
+	p("| package | version |\n|---|---|\n")
+	for _, pkg := range packages {
+		p("| %s | %s |\n", pkg, version(pkg))
+	}
+	p("\n## Reproduce\n\n")
+	p("```sh\nscripts/compat.sh                 # installs what is missing, runs the matrix (about half an hour), writes this page\n" +
+		"CUA_COMPAT=full CUA_COMPAT_WMS=fluxbox CUA_COMPAT_APPS=featherpad,chromium \\\n" +
+		"  CUA_COMPAT_OUT=/tmp/compat.json go test -count=1 -run TestCompat -v ./test/e2e   # a part of it\n" +
+		"go test -count=1 -run TestCompat ./test/e2e   # the CI subset: fails on a false success or a move\n```\n")
+}
+
+func scope(r *report) string {
+	if r.Full {
+		return "every installed app and window manager"
+	}
+	return "the CI subset"
+}
+
+func wmOrder(r *report) []string {
+	var out []string
+	for _, w := range r.WMs {
+		out = append(out, w.WM)
+	}
+	return out
+}
+
+func appOrder(r *report) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range r.Cells {
+		if !seen[c.App] {
+			seen[c.App] = true
+			out = append(out, c.App)
+		}
+	}
+	return out
+}
+
+func wmRowOf(r *report, name string) wmRow {
+	for _, w := range r.WMs {
+		if w.WM == name {
+			return w
+		}
+	}
+	return wmRow{}
+}
+
+func short(c cell, ok bool) string {
+	if !ok || c.Skipped != "" || c.Typing == nil {
+		return "–"
+	}
+	mark := func(m *measure) string {
+		switch {
+		case m == nil:
+			return "–"
+		case m.Class == "works":
+			return "✓"
+		case strings.HasPrefix(m.Class, "FALSE"):
+			return "✗"
+		case strings.HasPrefix(m.Class, "refused"):
+			return "R"
+		case strings.HasPrefix(m.Class, "incomplete"):
+			return "I"
+		default:
+			return "?"
+		}
+	}
+	person := "✓"
+	if len(c.Moves) > 0 {
+		person = "✗"
+	}
+	return mark(c.Typing) + " / " + mark(c.Click) + " / " + person
+}
+
+func measureText(m *measure) string {
+	if m == nil {
+		return "–"
+	}
+	if m.Class == "works" {
+		return "works"
+	}
+	return esc(m.Class) + " (" + esc(contractText(m.Contract)) + ")"
+}
+
+// contractText shortens the calls' outcomes when they all say the same.
+func contractText(contract string) string {
+	calls := strings.Split(contract, "; ")
+	same := ""
+	for _, c := range calls {
+		_, rest, _ := strings.Cut(c, " ")
+		if same != "" && rest != same {
+			return contract
+		}
+		same = rest
+	}
+	if len(calls) == 1 {
+		return contract
+	}
+	return fmt.Sprintf("all %d calls %s", len(calls), same)
+}
+
+// findings lists every false success and every move of the person's pointer or focus,
+// with what was sent and what arrived.
+func findings(p func(string, ...any), r *report) {
+	p("## False successes and moves, in full\n\n")
+	n := 0
+	for _, c := range r.Cells {
+		for _, m := range []struct {
+			what string
+			m    *measure
+		}{{"typing", c.Typing}, {"click", c.Click}} {
+			if m.m == nil || !strings.HasPrefix(m.m.Class, "FALSE") {
+				continue
+			}
+			n++
+			p("- **%s / %s, %s**: %s; %s got `%s`, want `%s`.\n", c.WM, c.App, m.what,
+				contractText(m.m.Contract), m.m.Witness, code(m.m.Got), code(m.m.Want))
+		}
+		for _, mv := range c.Moves {
+			n++
+			p("- **%s / %s**: the person's %s.\n", c.WM, c.App, mv)
+		}
+	}
+	for _, w := range r.WMs {
+		for _, s := range w.Steps {
+			if s.Person != "kept" {
+				n++
+				p("- **%s, agent-launched xterm**: the person's %s after %s (%s).\n", w.WM, s.Person, s.Call.Tool, s.Result)
+			}
+		}
+	}
+	if n == 0 {
+		p("None.\n")
+	}
+	p("\n")
+}
+
+// code makes s readable inside backticks: newlines shown as ⏎, backticks as ˋ, at most 160
+// characters.
+func code(s string) string {
+	s = strings.ReplaceAll(s, "\n", "⏎")
+	s = strings.ReplaceAll(s, "`", "ˋ")
+	if r := []rune(s); len(r) > 160 {
+		s = string(r[:160]) + "…"
+	}
+	return s
+}
+
+func movesText(moves []string) string {
+	if len(moves) == 0 {
+		return "kept"
+	}
+	return "moved: " + esc(strings.Join(moves, "; "))
+}
+
+// esc makes s safe inside a table cell.
+func esc(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\n", " ")
+	return s
+}
+
+func version(pkg string) string {
+	out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", pkg).Output()
+	if err != nil || len(out) == 0 {
+		return "not installed"
+	}
+	return string(out)
+}
