@@ -94,6 +94,26 @@ func (b *Backend) RestoreFocus(ctx context.Context, f Focus) error {
 	return xerr("SetInputFocus", err)
 }
 
+// GiveFocusBack puts the person's focus back on f after a window manager moved it: at once
+// with SetInputFocus (the keys the person types next go where they went), then, when a
+// window manager that speaks EWMH still calls another window active, through
+// _NET_ACTIVE_WINDOW as a pager would ask, so that its own idea of the focus agrees and it
+// does not hand the focus on again at its next decision. The window manager may raise f's
+// window doing so, as it was before the session's input raised another. It does nothing
+// for None and PointerRoot.
+func (b *Backend) GiveFocusBack(ctx context.Context, f Focus) error {
+	if err := b.RestoreFocus(ctx, f); err != nil || f.TopLevel == 0 {
+		return err
+	}
+	if !b.ewmh() {
+		return nil
+	}
+	if active, ok := b.propUint32(b.root, "_NET_ACTIVE_WINDOW"); ok && active != f.TopLevel {
+		b.clientMessage(xproto.Window(f.TopLevel), "_NET_ACTIVE_WINDOW", [5]uint32{2, 0, 0, 0, 0}) // source: pager
+	}
+	return b.sync()
+}
+
 // InputFocus returns the core keyboard's focus (the person's, on a shared display) and the
 // top-level client window it lies in.
 func (b *Backend) InputFocus(ctx context.Context) (Focus, error) { return b.core.InputFocus(ctx) }

@@ -108,9 +108,11 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 			call.Session.RecordLaunchOf(root, l.PID)
 		}
 	}
-	restored := false
+	moved, kept := false, false
 	if l != nil && before != nil && len(l.Windows) > 0 {
-		restored = d.keepFocus(ctx, *before, root)
+		moved, kept = d.keepFocus(ctx, *before, root)
+		// Some window managers hand the focus to a new window later (kwin_x11).
+		d.watchFocus(*before, &l.Windows[0])
 	}
 	if err != nil {
 		if l == nil {
@@ -164,9 +166,13 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	if len(ids) > 0 {
 		out["window_drawn"], out["drawn_after_ms"] = drawn, drawnAfter.Milliseconds()
 	}
-	if restored {
-		out["focus_restored"] = true
-		text += "\nthe window manager focused the new window; the person's window got the keyboard focus back (the new window stays on top)"
+	if moved {
+		out["focus_restored"] = kept
+		if kept {
+			text += "\nthe window manager focused the new window; the person's window got the keyboard focus back (read back)"
+		} else {
+			text += "\nthe window manager focused the new window, and the person's focus could not be given back"
+		}
 	}
 	if l.ExitCode != nil {
 		out["exit_code"] = *l.ExitCode
@@ -198,32 +204,30 @@ var accessibleEnv = []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "QT_ACCESSIBI
 const focusWatch = 300 * time.Millisecond
 
 // keepFocus gives the person's focus back to the window that had it before a launch, when
-// within focusWatch it moved to a window of the launched process pid. It reports whether
-// it did.
-func (d *desk) keepFocus(ctx context.Context, before x11.Focus, pid int) bool {
-	restored := false
+// within focusWatch it moved to a window of the launched process pid. moved says whether
+// it moved; kept is read back at the end: the focus is where it was before.
+func (d *desk) keepFocus(ctx context.Context, before x11.Focus, pid int) (moved, kept bool) {
 	for deadline := time.Now().Add(focusWatch); time.Now().Before(deadline); {
 		f, err := d.b.InputFocus(ctx)
 		if err != nil {
-			return restored
+			return moved, false
 		}
 		if f.TopLevel != before.TopLevel && (f.PID == pid || x11.DescendantOf(f.PID, pid)) {
-			// Only the focus goes back: the new window stays on top, where the person sees it.
-			if err := d.b.RestoreFocus(ctx, before); err != nil {
+			moved = true
+			if err := d.b.GiveFocusBack(ctx, before); err != nil {
 				d.log.Debug("launch: give the focus back", "window", before.TopLevel, "err", err)
-				return restored
 			}
-			restored = true
 		}
 		t := time.NewTimer(20 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return restored
+			return moved, false
 		case <-t.C:
 		}
 	}
-	return restored
+	f, err := d.b.InputFocus(ctx)
+	return moved, err == nil && f.Window == before.Window
 }
 
 // killArgs are kill_app's arguments.

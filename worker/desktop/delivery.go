@@ -48,9 +48,11 @@ type delivery struct {
 	// restore, for foreground delivery on a shared display, puts back the window that was
 	// active and the pointer position; nil otherwise.
 	restore func(context.Context)
-	// personFocus, for background keyboard input on a shared display, is the person's
-	// focus before the call (see watchClose).
+	// personFocus, for background input to a window on a shared display, is the person's
+	// focus before the call, and keep what gives it back after the input when a window
+	// manager moved it (keepPersonFocus); both nil otherwise.
 	personFocus *x11.Focus
+	keep        func(context.Context, map[string]any)
 	// session and tool are the call's (for the session's agent cursor).
 	session *tool.Session
 	tool    string
@@ -104,13 +106,14 @@ func (d *desk) ready(ctx context.Context, call *tool.Call, dl *delivery, win *x1
 				return refusal(err)
 			}
 		}
-		if win == nil || !needFocus {
-			return nil
-		}
-		if dl.shared {
+		if dl.shared && win != nil {
 			if f, err := d.b.InputFocus(ctx); err == nil && f.TopLevel != win.ID {
 				dl.personFocus = &f
+				dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
 			}
+		}
+		if win == nil || !needFocus {
+			return nil
 		}
 		if err := dl.dev.Seat().Focus(ctx, win.ID); err != nil {
 			if ctx.Err() != nil {
@@ -182,9 +185,12 @@ func (d *desk) restorer(ctx context.Context, win *x11.Window) func(context.Conte
 	}
 }
 
-// finish runs after the input: it puts back what foreground delivery moved on a shared
-// display and records that in ev.
+// finish runs after the input: it keeps the person's focus where background input found
+// it, puts back what foreground delivery moved on a shared display, and records that in ev.
 func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
+	if dl.keep != nil {
+		dl.keep(context.WithoutCancel(ctx), ev)
+	}
 	if dl.restore == nil {
 		return
 	}
@@ -192,47 +198,79 @@ func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
 	ev["restored"] = "previously active window and pointer position"
 }
 
-// closeWatch bounds how long after background keys the target window is watched.
-const closeWatch = 3 * time.Second
+// inputFocusWatch bounds how long after background input the person's focus is watched.
+const inputFocusWatch = 3 * time.Second
 
-// closeWatches are the windows watchClose watches, one goroutine each.
-type closeWatches struct {
+// focusWatches are the windows watchFocus watches, one goroutine each.
+type focusWatches struct {
 	mu sync.Mutex // guards byWin
 	// byWin maps a window to the person's focus to give back and the watch's end.
-	byWin map[uint32]closeWatchState
+	byWin map[uint32]focusWatchState
 }
 
-type closeWatchState struct {
+type focusWatchState struct {
 	before x11.Focus
+	win    x11.Window
 	until  time.Time
 }
 
-// watchClose, after background keys into win on a shared display, gives the person their
-// focus back if win goes away within closeWatch and the core focus moves with it. A window
-// manager that is not MPX-aware believes the window the session's keyboard focused is
-// focused; when it closes (the keys were Return in a dialog, "exit" in a terminal), it
-// hands the core focus — the person's — to another window. One goroutine watches a window;
-// further keys extend its watch. It ends with the watch or the backend.
-func (d *desk) watchClose(dl *delivery, win *x11.Window) {
-	if dl.personFocus == nil || win == nil {
+// keepPersonFocus runs after background input to win on a shared display. Window managers
+// that focus on a press from any pointer (i3, fluxbox, kwin_x11, mutter) or that follow
+// the session keyboard's focus move the person's focus to win; this reads the focus back,
+// gives it back (GiveFocusBack) when the input moved it, reads it again, and records what
+// it saw in ev: person_focus, and focus_restored when it had moved. watchFocus then
+// keeps it for inputFocusWatch more, since some managers decide later.
+func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) {
+	before := *dl.personFocus
+	defer d.watchFocus(before, win)
+	f, err := d.b.InputFocus(ctx)
+	if err != nil {
+		ev["person_focus"] = "not read back: " + err.Error()
 		return
 	}
-	cw := &d.closing
-	cw.mu.Lock()
-	_, running := cw.byWin[win.ID]
-	if cw.byWin == nil {
-		cw.byWin = map[uint32]closeWatchState{}
+	if f.Window == before.Window {
+		ev["person_focus"] = "kept"
+		return
 	}
-	cw.byWin[win.ID] = closeWatchState{before: *dl.personFocus, until: time.Now().Add(closeWatch)}
-	cw.mu.Unlock()
-	if !running {
-		go d.closeWatch(win.ID)
+	err = d.b.GiveFocusBack(ctx, before)
+	after, rerr := d.b.InputFocus(ctx)
+	restored := err == nil && rerr == nil && after.Window == before.Window
+	ev["focus_restored"] = restored
+	switch {
+	case restored:
+		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x (read back)", f.Window, before.Window)
+	case err != nil:
+		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; giving it back to 0x%x failed: %v", f.Window, before.Window, err)
+	default:
+		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x, but it is on 0x%x", f.Window, before.Window, after.Window)
 	}
 }
 
-func (d *desk) closeWatch(id uint32) {
-	cw := &d.closing
-	state := func() (closeWatchState, bool) {
+// watchFocus, after background input into win on a shared display, gives the person their
+// focus back if within inputFocusWatch it moves to win (a window manager that decides late, or
+// that follows the session keyboard's focus at its next event), or moves anywhere when win
+// goes away (a manager that is not MPX-aware believes the window the session's keyboard
+// focused is focused, and when it closes — Return in a dialog, "exit" in a terminal — it
+// hands the core focus to another window). Focus the person moves to another window of
+// their own is left alone. One goroutine watches a window; further input extends its
+// watch. It ends with the watch or the backend.
+func (d *desk) watchFocus(before x11.Focus, win *x11.Window) {
+	cw := &d.focusWatch
+	cw.mu.Lock()
+	_, running := cw.byWin[win.ID]
+	if cw.byWin == nil {
+		cw.byWin = map[uint32]focusWatchState{}
+	}
+	cw.byWin[win.ID] = focusWatchState{before: before, win: *win, until: time.Now().Add(inputFocusWatch)}
+	cw.mu.Unlock()
+	if !running {
+		go d.focusWatchLoop(win.ID)
+	}
+}
+
+func (d *desk) focusWatchLoop(id uint32) {
+	cw := &d.focusWatch
+	state := func() (focusWatchState, bool) {
 		cw.mu.Lock()
 		defer cw.mu.Unlock()
 		st := cw.byWin[id]
@@ -260,28 +298,29 @@ func (d *desk) closeWatch(id uint32) {
 		if !live {
 			return
 		}
-		if w, err := d.b.Window(ctx, id); err == nil && w.Mapped {
+		f, err := d.b.InputFocus(ctx)
+		if err != nil {
+			return
+		}
+		if f.Window == st.before.Window {
 			continue
 		}
-		// The window is gone: the window manager moves the focus now, if it does.
-		for range 5 {
-			f, err := d.b.InputFocus(ctx)
-			if err != nil {
-				return
-			}
-			if f.Window != st.before.Window {
-				if err := d.b.RestoreFocus(ctx, st.before); err != nil {
-					d.log.Debug("give the person's focus back after the session's window closed", "err", err)
-				}
-				return
-			}
-			select {
-			case <-d.b.Done():
-				return
-			case <-tick.C:
-			}
+		gone := false
+		if w, err := d.b.Window(ctx, id); err != nil || !w.Mapped {
+			gone = true
 		}
-		return
+		onTarget := f.TopLevel == id || (st.win.PID > 0 && f.PID == st.win.PID)
+		if !gone && !onTarget {
+			continue // the person focused something else
+		}
+		if err := d.b.GiveFocusBack(ctx, st.before); err != nil {
+			d.log.Debug("give the person's focus back", "window", st.before.Window, "err", err)
+		} else {
+			d.log.Debug("gave the person's focus back", "from", f.Window, "to", st.before.Window, "target_gone", gone)
+		}
+		if gone {
+			return
+		}
 	}
 }
 

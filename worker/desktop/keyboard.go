@@ -118,7 +118,6 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 		ev["delay_ms"] = delay.Milliseconds()
 	}
 	dl.finish(ctx, ev)
-	d.watchClose(dl, win)
 	return keyResult(dl, fmt.Sprintf("typed %d characters", st.Runes), st.Runes, ev, map[string]any{"chars": st.Runes}), nil
 }
 
@@ -218,6 +217,5 @@ func (d *desk) pressCombo(ctx context.Context, call *tool.Call, t targetArgs, co
 		return nil, err
 	}
 	dl.finish(ctx, ev)
-	d.watchClose(dl, win)
 	return keyResult(dl, "pressed "+label, 1, ev, map[string]any{"keys": label}), nil
 }

@@ -37,13 +37,13 @@ type desk struct {
 	b   *x11.Backend
 	log *slog.Logger
 	// creds is the credential store; nil when the host configured none.
-	creds    Credentials
-	ax       *atspi.Client // nil without a backend
-	sessions *sessionStore // element snapshots per session
-	seats    *seatStore    // input devices per session
-	closing  closeWatches  // windows watched after background keys (watchClose)
-	cursors  *cursorStore  // agent cursors per session
-	holds    heldButtons   // buttons each session pressed with mouse_button_down
+	creds      Credentials
+	ax         *atspi.Client // nil without a backend
+	sessions   *sessionStore // element snapshots per session
+	seats      *seatStore    // input devices per session
+	focusWatch focusWatches  // windows watched after background input (watchFocus)
+	cursors    *cursorStore  // agent cursors per session
+	holds      heldButtons   // buttons each session pressed with mouse_button_down
 	// foreground keeps foreground delivery on a shared display for retries (foreground.go).
 	foreground *foregroundGate
 }

@@ -191,6 +191,5 @@ func (d *desk) typeSecret(ctx context.Context, call *tool.Call) (*tool.Result, e
 		ev["password_field"] = map[string]any{"checked": "no: the operator allows this credential in any field (" + credential.AnyFieldAttribute + ")"}
 	}
 	dl.finish(ctx, ev)
-	d.watchClose(dl, win)
 	return keyResult(dl, "typed the secret of "+a.Handle, 1, ev, map[string]any{"handle": a.Handle}), nil
 }
