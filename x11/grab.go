@@ -95,14 +95,14 @@ func (b *Backend) RestoreFocus(ctx context.Context, f Focus) error {
 }
 
 // GiveFocusBack puts the person's focus back on f after a window manager moved it: at once
-// with SetInputFocus (the keys the person types next go where they went), then, when a
-// window manager that speaks EWMH still calls another window active, through
-// _NET_ACTIVE_WINDOW as a pager would ask, so that its own idea of the focus agrees and it
-// does not hand the focus on again at its next decision. The window manager may raise f's
-// window doing so, as it was before the session's input raised another. It does nothing
-// for None and PointerRoot.
-func (b *Backend) GiveFocusBack(ctx context.Context, f Focus) error {
-	if err := b.RestoreFocus(ctx, f); err != nil || f.TopLevel == 0 {
+// with SetInputFocus (the keys the person types next go where they went). With activate,
+// when a window manager that speaks EWMH still calls another window active, it also asks
+// through _NET_ACTIVE_WINDOW, as a pager would, so that the manager's own idea of the focus
+// agrees and it does not hand the focus on again at its next decision; the manager raises
+// f's window doing so, as it was before the session's input raised another. It does
+// nothing for None and PointerRoot.
+func (b *Backend) GiveFocusBack(ctx context.Context, f Focus, activate bool) error {
+	if err := b.RestoreFocus(ctx, f); err != nil || f.TopLevel == 0 || !activate {
 		return err
 	}
 	if !b.ewmh() {

@@ -112,7 +112,7 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	if l != nil && before != nil && len(l.Windows) > 0 {
 		moved, kept = d.keepFocus(ctx, *before, root)
 		// Some window managers hand the focus to a new window later (kwin_x11).
-		d.watchFocus(*before, &l.Windows[0])
+		d.watchFocus(*before, &l.Windows[0], false)
 	}
 	if err != nil {
 		if l == nil {
@@ -214,7 +214,8 @@ func (d *desk) keepFocus(ctx context.Context, before x11.Focus, pid int) (moved,
 		}
 		if f.TopLevel != before.TopLevel && (f.PID == pid || x11.DescendantOf(f.PID, pid)) {
 			moved = true
-			if err := d.b.GiveFocusBack(ctx, before); err != nil {
+			// Only the focus goes back: the new window stays on top, where the person sees it.
+			if err := d.b.GiveFocusBack(ctx, before, false); err != nil {
 				d.log.Debug("launch: give the focus back", "window", before.TopLevel, "err", err)
 			}
 		}
@@ -227,7 +228,25 @@ func (d *desk) keepFocus(ctx context.Context, before x11.Focus, pid int) (moved,
 		}
 	}
 	f, err := d.b.InputFocus(ctx)
-	return moved, err == nil && f.Window == before.Window
+	if err != nil || f.Window == before.Window || !moved {
+		return moved, err == nil && f.Window == before.Window
+	}
+	// The window manager keeps handing the focus on (kwin_x11): ask it through EWMH, which
+	// raises the person's window over the new one.
+	if err := d.b.GiveFocusBack(ctx, before, true); err != nil {
+		d.log.Debug("launch: give the focus back through the window manager", "window", before.TopLevel, "err", err)
+	}
+	for deadline := time.Now().Add(focusWatch); ; {
+		f, err = d.b.InputFocus(ctx)
+		if err != nil || f.Window == before.Window || time.Now().After(deadline) {
+			return moved, err == nil && f.Window == before.Window
+		}
+		select {
+		case <-ctx.Done():
+			return moved, false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // killArgs are kill_app's arguments.

@@ -209,9 +209,10 @@ type focusWatches struct {
 }
 
 type focusWatchState struct {
-	before x11.Focus
-	win    x11.Window
-	until  time.Time
+	before   x11.Focus
+	win      x11.Window
+	activate bool // GiveFocusBack's
+	until    time.Time
 }
 
 // keepPersonFocus runs after background input to win on a shared display. Window managers
@@ -222,7 +223,7 @@ type focusWatchState struct {
 // keeps it for inputFocusWatch more, since some managers decide later.
 func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) {
 	before := *dl.personFocus
-	defer d.watchFocus(before, win)
+	defer d.watchFocus(before, win, true)
 	f, err := d.b.InputFocus(ctx)
 	if err != nil {
 		ev["person_focus"] = "not read back: " + err.Error()
@@ -232,7 +233,7 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 		ev["person_focus"] = "kept"
 		return
 	}
-	err = d.b.GiveFocusBack(ctx, before)
+	err = d.b.GiveFocusBack(ctx, before, true)
 	after, rerr := d.b.InputFocus(ctx)
 	restored := err == nil && rerr == nil && after.Window == before.Window
 	ev["focus_restored"] = restored
@@ -253,15 +254,16 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 // focused is focused, and when it closes — Return in a dialog, "exit" in a terminal — it
 // hands the core focus to another window). Focus the person moves to another window of
 // their own is left alone. One goroutine watches a window; further input extends its
-// watch. It ends with the watch or the backend.
-func (d *desk) watchFocus(before x11.Focus, win *x11.Window) {
+// watch. activate is GiveFocusBack's: false after a launch, whose new window stays on top.
+// It ends with the watch or the backend.
+func (d *desk) watchFocus(before x11.Focus, win *x11.Window, activate bool) {
 	cw := &d.focusWatch
 	cw.mu.Lock()
 	_, running := cw.byWin[win.ID]
 	if cw.byWin == nil {
 		cw.byWin = map[uint32]focusWatchState{}
 	}
-	cw.byWin[win.ID] = focusWatchState{before: before, win: *win, until: time.Now().Add(inputFocusWatch)}
+	cw.byWin[win.ID] = focusWatchState{before: before, win: *win, activate: activate, until: time.Now().Add(inputFocusWatch)}
 	cw.mu.Unlock()
 	if !running {
 		go d.focusWatchLoop(win.ID)
@@ -313,7 +315,7 @@ func (d *desk) focusWatchLoop(id uint32) {
 		if !gone && !onTarget {
 			continue // the person focused something else
 		}
-		if err := d.b.GiveFocusBack(ctx, st.before); err != nil {
+		if err := d.b.GiveFocusBack(ctx, st.before, st.activate); err != nil {
 			d.log.Debug("give the person's focus back", "window", st.before.Window, "err", err)
 		} else {
 			d.log.Debug("gave the person's focus back", "from", f.Window, "to", st.before.Window, "target_gone", gone)

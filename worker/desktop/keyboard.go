@@ -104,6 +104,10 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if err := d.keysReady(ctx, call, dl, win, ev); err != nil {
 		return nil, err
 	}
+	field, why := d.focusedTextField(ctx, win, *a.Text)
+	if field == nil {
+		ev["read_back"] = "not read: " + why
+	}
 	got, err := d.typePaced(ctx, dl, win, *a.Text, delay)
 	if err != nil {
 		if got.offset == 0 {
@@ -117,8 +121,25 @@ func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, err
 	if delay > 0 {
 		ev["delay_ms"] = delay.Milliseconds()
 	}
+	effect := inputEffect
+	if field != nil {
+		out := d.readBackTyped(ctx, field, *a.Text, ev)
+		if out.mismatch {
+			dl.finish(ctx, ev)
+			return typeMismatch(dl, *a.Text, out.arrived, ev), nil
+		}
+		effect = out.effect
+	}
 	dl.finish(ctx, ev)
-	return keyResult(dl, fmt.Sprintf("typed %d characters", st.Runes), st.Runes, ev, map[string]any{"chars": st.Runes}), nil
+	msg := fmt.Sprintf("typed %d characters", st.Runes)
+	switch effect {
+	case tool.EffectConfirmed:
+		msg += "; the focused field shows them (read back)"
+	case tool.EffectSuspectedNoop:
+		msg += "; but the focused field did not change (read back): the keys may have gone elsewhere or been ignored"
+	}
+	return tool.ActionResult(msg, inputAction(dl, effect, st.Runes),
+		inputDetails(dl, effect == tool.EffectConfirmed, ev, map[string]any{"chars": st.Runes})), nil
 }
 
 // checkText refuses text TypeText would refuse, before anything happens.
