@@ -4,7 +4,7 @@
 # within one run, and run it twice before believing a difference.
 #
 #   scripts/bench.sh            all sections
-#   scripts/bench.sh core       one section: core, policy, authz, desktop, a11y, person, nested, mcp
+#   scripts/bench.sh core       one section: core, policy, authz, desktop, a11y, person, nested, mcp, shared
 #   N=5000 scripts/bench.sh     iterations per protocol benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -92,5 +92,11 @@ fi
 if want mcp && [ -f scripts/bench-mcp.sh ]; then
   echo "== MCP, whole stack"
   bash scripts/bench-mcp.sh
+  echo
+fi
+
+if want shared; then
+  echo "== background input on a display shared with a person, whole stack, beside xdotool"
+  bash scripts/bench-shared.sh
   echo
 fi

@@ -316,7 +316,7 @@ func rawCounts(t testing.TB, path string) map[[2]string]int {
 // env whose shell runs `cat > file` without echo, waits for its window and for cat to
 // start, and returns its pid and window id (decimal, as xdotool writes it). It is stopped
 // when the test ends.
-func catTerminal(t *testing.T, env []string, title, geometry, file string) (pid int, win string) {
+func catTerminal(t testing.TB, env []string, title, geometry, file string) (pid int, win string) {
 	t.Helper()
 	term := exec.Command("xterm", "-title", title, "-geometry", geometry,
 		"-e", "sh", "-c", "stty -echo; exec cat > "+file)
