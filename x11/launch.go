@@ -391,3 +391,7 @@ func terminateVia(ctx context.Context, pid, termTarget int, p *proc, grace time.
 	}
 	return true, nil
 }
+
+// LaunchesUntrusted reports whether Launch starts programs as untrusted X clients
+// (Options.UntrustedLaunches).
+func (b *Backend) LaunchesUntrusted() bool { return b.untrustedLaunch }

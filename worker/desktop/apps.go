@@ -89,6 +89,11 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 		}
 		launch = &tool.Launch{Argv: plan.Argv, DesktopID: plan.DesktopID, Declared: plan.Declared}
 	}
+	if d.b.LaunchesUntrusted() {
+		if err := untrustedRefusal(launch.Argv); err != nil {
+			return nil, err
+		}
+	}
 	var before *x11.Focus
 	if call.Session != nil && !call.Session.OwnsDisplay {
 		if f, err := d.b.InputFocus(ctx); err == nil && f.TopLevel != 0 {
