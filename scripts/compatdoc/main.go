@@ -54,6 +54,7 @@ type cell struct {
 	App     string   `json:"app"`
 	Skipped string   `json:"skipped"`
 	Failed  string   `json:"failed"`
+	Exited  string   `json:"exited"`
 	Typing  *measure `json:"typing"`
 	Click   *measure `json:"click"`
 	Moves   []string `json:"moves"`
@@ -164,7 +165,7 @@ func render(sb *strings.Builder, r *report, commit string) {
 			p("Not measured: %s%s.\n\n", row.Skipped, row.Failed)
 			continue
 		}
-		p("| app | typing | click | person's pointer and focus |\n|---|---|---|---|\n")
+		p("| app | typing | click | person's pointer and focus | notes |\n|---|---|---|---|---|\n")
 		for _, a := range apps {
 			c, ok := byKey[[2]string{w, a}]
 			if !ok {
@@ -172,11 +173,11 @@ func render(sb *strings.Builder, r *report, commit string) {
 			}
 			switch {
 			case c.Skipped != "":
-				p("| %s | not run: %s | | |\n", a, esc(c.Skipped))
+				p("| %s | not run: %s | | | |\n", a, esc(c.Skipped))
 			case c.Failed != "" && c.Typing == nil:
-				p("| %s | harness failed: %s | | |\n", a, esc(c.Failed))
+				p("| %s | harness failed: %s | | | |\n", a, esc(c.Failed))
 			default:
-				p("| %s | %s | %s | %s |\n", a, measureText(c.Typing), measureText(c.Click), movesText(c.Moves))
+				p("| %s | %s | %s | %s | %s |\n", a, measureText(c.Typing), measureText(c.Click), movesText(c.Moves), exitedText(c.Exited))
 			}
 		}
 		p("\n")
@@ -308,7 +309,7 @@ func contractText(contract string) string {
 // findings lists every false success and every move of the person's pointer or focus,
 // with what was sent and what arrived.
 func findings(p func(string, ...any), r *report) {
-	p("## False successes and moves, in full\n\n")
+	p("## False successes, moves and exits, in full\n\n")
 	n := 0
 	for _, c := range r.Cells {
 		for _, m := range []struct {
@@ -321,6 +322,10 @@ func findings(p func(string, ...any), r *report) {
 			n++
 			p("- **%s / %s, %s**: %s; %s got `%s`, want `%s`.\n", c.WM, c.App, m.what,
 				contractText(m.m.Contract), m.m.Witness, code(m.m.Got), code(m.m.Want))
+		}
+		if c.Exited != "" {
+			n++
+			p("- **%s / %s**: %s.\n", c.WM, c.App, esc(c.Exited))
 		}
 		for _, mv := range c.Moves {
 			n++
@@ -350,6 +355,17 @@ func code(s string) string {
 		s = string(r[:160]) + "…"
 	}
 	return s
+}
+
+// exitedText names how the app ended when it exited during its cell.
+func exitedText(exited string) string {
+	if exited == "" {
+		return ""
+	}
+	if i, j := strings.Index(exited, "("), strings.Index(exited, ")"); i >= 0 && j > i {
+		return "the app exited during the cell: " + esc(exited[i+1:j])
+	}
+	return "the app exited during the cell"
 }
 
 func movesText(moves []string) string {

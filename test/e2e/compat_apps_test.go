@@ -160,9 +160,18 @@ func runCell(t *testing.T, desk *compatDesk, rp *runProc, app compatApp, cell *c
 		target: map[string]any{"pid": win.PID, "window_id": int(win.ID)}}
 	cell.Typing = probe.typing(t, a)
 	t.Logf("%s: typed after %v", app.label, time.Since(start).Round(time.Millisecond))
+	// An agent looks before its next step: a second between the two measurements (Writer
+	// did not take the keys sent right after its save).
+	time.Sleep(time.Second)
 	cell.Click = probe.click(t, a)
 	t.Logf("%s: clicked after %v", app.label, time.Since(start).Round(time.Millisecond))
+	gone := processGone(cmd.Process.Pid)
 	killGroup(cmd)
+	if gone {
+		log, _ := os.ReadFile(filepath.Join(dir, "app.log"))
+		cell.Exited = fmt.Sprintf("the app exited during the cell (%v); its output ends: %s", cmd.ProcessState, truncateBytes(log, 400))
+		t.Logf("%s: %s", app.label, cell.Exited)
+	}
 	// The window manager may hand the focus on when the app's window closes: that is not
 	// the agent's doing.
 	time.Sleep(300 * time.Millisecond)
@@ -348,9 +357,25 @@ func (p *editorProbe) clickWith(t *testing.T, a *agentOn, read func() string, wi
 		return strings.Count(s, clickMark) == 1 && (rest == block || rest == block+"\n") && x < strings.LastIndex(s, "a30")
 	}
 	got, ok := witness(10*time.Second, func() (string, bool) { s := read(); return s, inMiddle(s) })
-	return &compatMeasure{Class: classify(calls, ok, !strings.Contains(got, clickMark), got),
+	return &compatMeasure{Class: classify(calls, ok, !strings.Contains(got, clickMark), markPlace(got)),
 		Want: "30 lines a01…a30 with one q inside them", Got: got,
 		Witness: witnessName, Contract: contractOf(calls)}
+}
+
+// markPlace says where the click probe's mark landed in the saved text: on which line, or
+// after the last one (where the caret was before the click), or nowhere.
+func markPlace(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	var at []string
+	for i, l := range lines {
+		if strings.Contains(l, clickMark) {
+			at = append(at, fmt.Sprintf("line %d of %d is %q", i+1, len(lines), l))
+		}
+	}
+	if len(at) == 0 {
+		return "no " + clickMark + " in " + truncate(s, 40)
+	}
+	return strings.Join(at, ", ")
 }
 
 // xtermWord is the word the person's xterm prints first, for the click probe to select.

@@ -47,6 +47,7 @@ type compatCell struct {
 	App     string         `json:"app"`
 	Skipped string         `json:"skipped,omitempty"`
 	Failed  string         `json:"failed,omitempty"` // the harness could not set the cell up
+	Exited  string         `json:"exited,omitempty"` // the app exited during the cell: the end of its output
 	Typing  *compatMeasure `json:"typing,omitempty"`
 	Click   *compatMeasure `json:"click,omitempty"`
 	Moves   []string       `json:"moves,omitempty"` // every move of the person's pointer or focus

@@ -32,7 +32,24 @@ func compatWMs() []compatWM {
 	}
 	return []compatWM{
 		{name: "openbox", prog: "openbox", pkg: "openbox", command: plain("openbox")},
-		{name: "fluxbox", prog: "fluxbox", pkg: "fluxbox", command: plain("fluxbox")},
+		{name: "fluxbox", prog: "fluxbox", pkg: "fluxbox", command: func(home string) ([]string, error) {
+			// Without a style overlay of its own, fluxbox runs fbsetbg for the style's
+			// wallpaper, which opens an xmessage (and takes the focus) when no wallpaper
+			// setter is installed.
+			dir := filepath.Join(home, ".fluxbox")
+			overlay := filepath.Join(dir, "overlay")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("fluxbox config: %w", err)
+			}
+			if err := os.WriteFile(overlay, []byte("background: none\n"), 0o644); err != nil {
+				return nil, fmt.Errorf("fluxbox overlay: %w", err)
+			}
+			init := "session.styleOverlay: " + overlay + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "init"), []byte(init), 0o644); err != nil {
+				return nil, fmt.Errorf("fluxbox init: %w", err)
+			}
+			return []string{"fluxbox", "-rc", filepath.Join(dir, "init")}, nil
+		}},
 		{name: "xfwm4", prog: "xfwm4", pkg: "xfwm4", command: plain("xfwm4", "--compositor=off")},
 		{name: "metacity", prog: "metacity", pkg: "metacity", command: plain("metacity", "--replace")},
 		{name: "mutter", prog: "mutter", pkg: "mutter", command: plain("mutter", "--x11", "--replace")},
