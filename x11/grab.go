@@ -114,6 +114,22 @@ func (b *Backend) GiveFocusBack(ctx context.Context, f Focus, activate bool) err
 	return b.sync()
 }
 
+// FocusWindow returns the core keyboard's focus window alone (0 None, 1 PointerRoot): one
+// round trip, for checks that it did not move.
+func (b *Backend) FocusWindow(ctx context.Context) (uint32, error) {
+	if b.closed() {
+		return 0, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	r, err := xproto.GetInputFocus(b.conn).Reply()
+	if err != nil {
+		return 0, xerr("GetInputFocus", err)
+	}
+	return uint32(r.Focus), nil
+}
+
 // InputFocus returns the core keyboard's focus (the person's, on a shared display) and the
 // top-level client window it lies in.
 func (b *Backend) InputFocus(ctx context.Context) (Focus, error) { return b.core.InputFocus(ctx) }

@@ -224,6 +224,10 @@ type focusWatchState struct {
 func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) {
 	before := *dl.personFocus
 	defer d.watchFocus(before, win, true)
+	if w, err := d.b.FocusWindow(ctx); err == nil && w == before.Window {
+		ev["person_focus"] = "kept"
+		return
+	}
 	f, err := d.b.InputFocus(ctx)
 	if err != nil {
 		ev["person_focus"] = "not read back: " + err.Error()
@@ -300,12 +304,15 @@ func (d *desk) focusWatchLoop(id uint32) {
 		if !live {
 			return
 		}
+		if w, err := d.b.FocusWindow(ctx); err != nil || w == st.before.Window {
+			if err != nil {
+				return
+			}
+			continue
+		}
 		f, err := d.b.InputFocus(ctx)
 		if err != nil {
 			return
-		}
-		if f.Window == st.before.Window {
-			continue
 		}
 		gone := false
 		if w, err := d.b.Window(ctx, id); err != nil || !w.Mapped {
