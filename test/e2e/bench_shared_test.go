@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkSharedDisplay measures background input through the whole stack (go-sdk client
@@ -31,27 +28,10 @@ func BenchmarkSharedDisplay(b *testing.B) {
 	wid, _ := strconv.Atoi(win)
 	target := map[string]any{"pid": pid, "window_id": wid}
 	text200 := strings.Repeat("The quick brown fox jumps over the lazy dog ", 5)[:200]
-	ctx := context.Background()
 	roundTrip := func(name string, args map[string]any) func(b *testing.B) {
+		run := roundTripBench(rp, name, args, 5)
 		return func(b *testing.B) {
-			params := &mcp.CallToolParams{Name: name, Arguments: args}
-			for range 5 {
-				if res, err := rp.cs.CallTool(ctx, params); err != nil || res.IsError {
-					b.Fatalf("%s: %v %s", name, err, text(res))
-				}
-			}
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				res, err := rp.cs.CallTool(ctx, params)
-				lat = append(lat, time.Since(start))
-				if err != nil || res.IsError {
-					b.Fatalf("%s: %v %v", name, err, text(res))
-				}
-			}
-			b.StopTimer()
-			reportPercentiles(b, lat)
+			run(b)
 			p.untouched("after " + name)
 		}
 	}

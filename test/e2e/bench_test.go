@@ -18,31 +18,8 @@ func BenchmarkMCP(b *testing.B) {
 	needDesktop(b)
 	rp := startRun(b, "--display", "private", "--screen", "1920x1080", "--mode", "unrestricted", "--dangerously-bypass-approvals", "--log-level", "warn")
 	ctx := context.Background()
-	roundTrip := func(name string, args map[string]any) func(b *testing.B) {
-		return func(b *testing.B) {
-			params := &mcp.CallToolParams{Name: name, Arguments: args}
-			// Warm up: first calls pay for lazy setup on every side.
-			for range 20 {
-				if _, err := rp.cs.CallTool(ctx, params); err != nil {
-					b.Fatal(err)
-				}
-			}
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				res, err := rp.cs.CallTool(ctx, params)
-				lat = append(lat, time.Since(start))
-				if err != nil || res.IsError {
-					b.Fatalf("%s: %v %v", name, err, text(res))
-				}
-			}
-			b.StopTimer()
-			reportPercentiles(b, lat)
-		}
-	}
-	b.Run("get_cursor_position", roundTrip("get_cursor_position", map[string]any{}))
-	b.Run("click", roundTrip("click", map[string]any{"x": 1900, "y": 1060, "scope": "desktop"}))
+	b.Run("get_cursor_position", roundTripBench(rp, "get_cursor_position", map[string]any{}, 20))
+	b.Run("click", roundTripBench(rp, "click", map[string]any{"x": 1900, "y": 1060, "scope": "desktop"}, 20))
 	b.Run("get_desktop_state_1920x1080", func(b *testing.B) {
 		// Something to look at: a terminal full of text over most of the screen.
 		rp.mustCall(b, "launch_app", map[string]any{"name": "xterm", "additional_arguments": []string{
@@ -74,6 +51,32 @@ func BenchmarkMCP(b *testing.B) {
 		b.ReportMetric(float64(width), "width-px")
 		b.ReportMetric(float64(height), "height-px")
 	})
+}
+
+// roundTripBench measures tools/call name(args) through rp's whole stack, after warm
+// calls that pay for lazy setup on every side, and reports p50 and p99.
+func roundTripBench(rp *runProc, name string, args map[string]any, warm int) func(b *testing.B) {
+	return func(b *testing.B) {
+		ctx := context.Background()
+		params := &mcp.CallToolParams{Name: name, Arguments: args}
+		for range warm {
+			if res, err := rp.cs.CallTool(ctx, params); err != nil || res.IsError {
+				b.Fatalf("%s: %v %s", name, err, text(res))
+			}
+		}
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for b.Loop() {
+			start := time.Now()
+			res, err := rp.cs.CallTool(ctx, params)
+			lat = append(lat, time.Since(start))
+			if err != nil || res.IsError {
+				b.Fatalf("%s: %v %v", name, err, text(res))
+			}
+		}
+		b.StopTimer()
+		reportPercentiles(b, lat)
+	}
 }
 
 // reportPercentiles reports p50 and p99 of lat in microseconds.
