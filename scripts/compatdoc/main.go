@@ -77,7 +77,7 @@ var packages = []string{"xvfb", "openbox", "fluxbox", "xfwm4", "metacity", "mutt
 func main() {
 	in := flag.String("in", "", "TestCompat's JSON report")
 	out := flag.String("out", "docs/apps.md", "the page to write")
-	commit := flag.String("commit", "", "the cua-host commit measured")
+	commit := flag.String("commit", "", "the cua-host commit measured (Markdown)")
 	flag.Parse()
 	if err := run(*in, *out, *commit); err != nil {
 		slog.Error("compatdoc", "err", err)
@@ -107,7 +107,7 @@ func render(sb *strings.Builder, r *report, commit string) {
 	p("# Apps and window managers: background input on a shared display\n\n")
 	p("Measured %s (%s, took %s)", r.Started.Format("2006-01-02 15:04 UTC"), scope(r), r.Duration)
 	if commit != "" {
-		p(" at cua-host commit `%s`", commit)
+		p(" at cua-host commit %s", commit)
 	}
 	p(" by `scripts/compat.sh`, which runs `CUA_COMPAT=full go test -run TestCompat ./test/e2e` " +
 		"(test/e2e/compat_test.go) and renders this page from its JSON report.\n\n")
@@ -116,21 +116,23 @@ func render(sb *strings.Builder, r *report, commit string) {
 		"The person starts the application (an ordinary X client, not launched by cua-host), puts it at the top " +
 		"left and goes back to their terminal. Then the agent — `cua-host run --display :N --mode unrestricted` — " +
 		"types into it and clicks it with the default delivery (background: the session's own XInput2 pointer " +
-		"and keyboard), aiming at the window by pid and window_id from list_windows.\n\n")
-	p("**What a cell means.** *Typing*: type_text of these 100 characters (then Return in xterm and Calc, "+
-		"ctrl+s in editors and office), compared with what a witness outside cua-host received — the saved file "+
-		"or document, the value the page posted to the test's server: `%s`. *Click*: a click whose effect a "+
-		"witness sees — in an editor or Writer, after typing 30 lines a01…a30, a click right of a line in the "+
-		"middle of the text and a `q` typed there (saved: the q is inside the text, not after its last line); in "+
-		"Calc a click on a cell, then `q` (not in A2); in a browser a click on a button that posts to the server; "+
-		"in xterm a double click on a word (the primary selection holds it). `works`: the witness got exactly "+
-		"what was sent and every call said completed. `refused CODE`: a call was refused (outcome not_started) "+
-		"and the witness shows nothing arrived. `incomplete (honest)`: a call reported an error or an unknown "+
-		"outcome. `FALSE SUCCESS`: every call said completed but the witness differs (what arrived is shown, "+
-		"truncated). *Person*: `kept` when the person's pointer and keyboard focus (xdotool getmouselocation, "+
-		"getwindowfocus) were where they left them after every call, else where they went and after which call "+
-		"(the harness puts them back before the next call). Results' effect is `unverifiable` for these calls: "+
-		"cua-host does not claim to have read the change back.\n\n", strings.ReplaceAll(r.Sent, "`", "ˋ"))
+		"and keyboard), aiming at the window by pid and window_id from list_windows, without the indicator bar " +
+		"(`--indicator=false`), a second between the typing and the click measurements.\n\n")
+	p("**How.** *Typing*: type_text of 100 characters (then Return in xterm and Calc, ctrl+s in editors "+
+		"and office), compared with what a witness outside cua-host received — the saved file or document, the "+
+		"value the page posted to the test's server: `%s`. *Click*: a click whose effect a witness sees — in an "+
+		"editor or Writer, after typing 30 lines a01…a30, a click right of a line in the middle of the text and a "+
+		"`q` typed there (saved: the q is inside the text, not after its last line); in Calc a click on a cell, "+
+		"then `q` (not in A2); in a browser a click on a button that posts to the server; in xterm a double click "+
+		"on a word (the primary selection holds it). The person's pointer and focus are read with xdotool "+
+		"(getmouselocation, getwindowfocus) after every call and put back when they moved.\n\n",
+		strings.ReplaceAll(r.Sent, "`", "ˋ"))
+	p("**What a cell means.** `works`: the witness got exactly what was sent and every call said completed. " +
+		"`refused CODE`: a call was refused (not_started) and nothing arrived. `incomplete (honest)`: a call " +
+		"reported an error or an unknown outcome. `FALSE SUCCESS`: every call said completed, the witness differs " +
+		"(what arrived is shown). Person `kept`: their pointer and keyboard focus stayed where they left them after " +
+		"every call; otherwise where they went, after which call. These calls' effect is `unverifiable`: cua-host " +
+		"does not claim it read the change back.\n\n")
 
 	wms := wmOrder(r)
 	apps := appOrder(r)
@@ -140,7 +142,7 @@ func render(sb *strings.Builder, r *report, commit string) {
 	}
 	p("## Summary\n\n")
 	p("Each cell: typing / click / person. ✓ works, ✗ FALSE SUCCESS, R refused, I incomplete, – not run; " +
-		"person ✓ kept, ✗ moved.\n\n")
+		"person ✓ kept, ✗ moved; (exited): the app exited during the cell.\n\n")
 	p("| app |")
 	for _, w := range wms {
 		p(" %s |", w)
@@ -210,7 +212,7 @@ func render(sb *strings.Builder, r *report, commit string) {
 		p("| %s | %s |\n", pkg, version(pkg))
 	}
 	p("\n## Reproduce\n\n")
-	p("```sh\nscripts/compat.sh                 # installs what is missing, runs the matrix (about half an hour), writes this page\n" +
+	p("```sh\nscripts/compat.sh                 # installs what is missing, runs the matrix (about 16 minutes on two cores), writes this page\n" +
 		"CUA_COMPAT=full CUA_COMPAT_WMS=fluxbox CUA_COMPAT_APPS=featherpad,chromium \\\n" +
 		"  CUA_COMPAT_OUT=/tmp/compat.json go test -count=1 -run TestCompat -v ./test/e2e   # a part of it\n" +
 		"go test -count=1 -run TestCompat ./test/e2e   # the CI subset: fails on a false success or a move\n```\n")
@@ -276,7 +278,11 @@ func short(c cell, ok bool) string {
 	if len(c.Moves) > 0 {
 		person = "✗"
 	}
-	return mark(c.Typing) + " / " + mark(c.Click) + " / " + person
+	out := mark(c.Typing) + " / " + mark(c.Click) + " / " + person
+	if c.Exited != "" {
+		out += " (exited)"
+	}
+	return out
 }
 
 func measureText(m *measure) string {
@@ -325,7 +331,7 @@ func findings(p func(string, ...any), r *report) {
 		}
 		if c.Exited != "" {
 			n++
-			p("- **%s / %s**: %s.\n", c.WM, c.App, esc(c.Exited))
+			p("- **%s / %s**: %s.\n", c.WM, c.App, exitedText(c.Exited))
 		}
 		for _, mv := range c.Moves {
 			n++
