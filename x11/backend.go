@@ -110,6 +110,8 @@ type Backend struct {
 
 	// notify wakes waiters when a root property changes (client lists, active window).
 	notify notifier
+	// pings routes the answers of clients pinged with _NET_WM_PING (pingClient).
+	pings pings
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -262,10 +264,12 @@ func (b *Backend) eventLoop() {
 			b.log.Debug("x11 async error", "err", xe.Error())
 			continue
 		}
-		switch ev.(type) {
+		switch e := ev.(type) {
 		case xproto.PropertyNotifyEvent, xproto.MapNotifyEvent, xproto.CreateNotifyEvent,
 			xproto.ConfigureNotifyEvent, xproto.ReparentNotifyEvent:
 			b.notify.wake()
+		case xproto.ClientMessageEvent:
+			b.handlePing(e)
 		}
 	}
 }

@@ -125,7 +125,11 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []G
 				}
 				sent = 0
 			}
-			if codes, err = d.b.remapLocked(ctx, d, km, bt.missing); err != nil {
+			spare := km.spare
+			if bt.halves {
+				spare = km.halfSpare(bt.half)
+			}
+			if codes, err = d.b.remapLocked(ctx, d, km, spare, bt.missing); err != nil {
 				return stats, err
 			}
 			if err := d.sync(); err != nil {
@@ -211,7 +215,7 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	codes := map[xproto.Keysym]slot{}
 	if len(missing) > 0 {
-		if codes, err = d.b.remapLocked(ctx, d, km, missing); err != nil {
+		if codes, err = d.b.remapLocked(ctx, d, km, km.spare, missing); err != nil {
 			return err
 		}
 		if err := d.sync(); err != nil {
@@ -283,36 +287,60 @@ func (b *Backend) freshKeymapLocked(ctx context.Context) (*keymap, error) {
 // mapping, to handle those keys before it changes: a client draws what it was typed.
 const settlePerKey = time.Millisecond
 
-// settleLocked waits until the server processed the keys sent, then RemapSettle plus
-// settlePerKey for each of the keys keys, so that clients which fetch the keyboard mapping
-// lazily after a MappingNotify have fetched it before it changes again.
+// settleLocked waits, before remapped keycodes change meaning again, until the client the
+// keys went to has handled them: it pings the client of the focused window
+// (_NET_WM_PING, pingClient), whose answer comes after it read every key sent before. A
+// client that does not take part in the protocol (xterm) or does not answer within
+// pingSettle gets RemapSettle plus settlePerKey for each of the keys keys instead, so that
+// clients which fetch the keyboard mapping lazily after a MappingNotify have fetched it
+// before it changes again.
 func (d *Devices) settleLocked(ctx context.Context, keys int) error {
 	if err := d.sync(); err != nil {
 		return err
 	}
+	if f, err := d.InputFocus(ctx); err == nil && f.TopLevel != 0 && d.b.pingClient(ctx, xproto.Window(f.TopLevel), pingSettle) {
+		return nil
+	}
 	return sleepCtx(ctx, d.b.settle+time.Duration(keys)*settlePerKey)
 }
+
+// pingSettle bounds the wait for a pinged client's answer between two batches of remapped
+// keys. A client that answers later is given the timed settle on top.
+const pingSettle = 2 * time.Second
 
 type batch struct {
 	syms    []xproto.Keysym
 	missing []xproto.Keysym
+	// halves is set when the text's batches use the halves of the spare keycodes in turn,
+	// and half is this batch's (0 or 1).
+	halves bool
+	half   int
 }
 
 // planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes.
 func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
 	var out []batch
+	// A text that needs more symbols than the spare keycodes hold at once is typed in
+	// batches that use the two halves of the spare keycodes in turn: a keycode changes
+	// meaning only every other batch, which leaves a client that reads keys late (a
+	// server grabbed by a window manager redoing its key grabs) a whole batch more to
+	// read the keys typed with it before it does.
+	per := km.capacity()
+	if distinctMissing(km, syms) > per {
+		per = km.halfCapacity()
+	}
 	// Each batch's slices are allocated at their final capacity, so that growing them
 	// leaves no stale copy of the text behind (typeSyms zeroes them).
-	cur := batch{syms: make([]xproto.Keysym, 0, len(syms)), missing: make([]xproto.Keysym, 0, km.capacity())}
+	cur := batch{syms: make([]xproto.Keysym, 0, len(syms)), missing: make([]xproto.Keysym, 0, per)}
 	for i, ks := range syms {
 		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(cur.missing, ks) {
-			if km.capacity() == 0 {
+			if per == 0 {
 				clear(cur.syms[:cap(cur.syms)])
 				return out, fmt.Errorf("%w: %s is not in the keymap and no keycode is free", ErrNoKeycode, KeysymName(ks))
 			}
-			if len(cur.missing) == km.capacity() {
+			if len(cur.missing) == per {
 				out = append(out, cur)
-				cur = batch{syms: make([]xproto.Keysym, 0, len(syms)-i), missing: make([]xproto.Keysym, 0, km.capacity())}
+				cur = batch{syms: make([]xproto.Keysym, 0, len(syms)-i), missing: make([]xproto.Keysym, 0, per), half: len(out) % 2}
 			}
 			cur.missing = append(cur.missing, ks)
 		}
@@ -321,5 +349,21 @@ func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
 	if len(cur.syms) > 0 {
 		out = append(out, cur)
 	}
+	if per != km.capacity() {
+		for i := range out {
+			out[i].halves = true
+		}
+	}
 	return out, nil
+}
+
+// distinctMissing counts the symbols of syms the keymap lacks, each once.
+func distinctMissing(km *keymap, syms []xproto.Keysym) int {
+	seen := map[xproto.Keysym]bool{}
+	for _, ks := range syms {
+		if _, _, ok := km.lookup(ks); !ok {
+			seen[ks] = true
+		}
+	}
+	return len(seen)
 }

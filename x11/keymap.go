@@ -147,17 +147,27 @@ type slot struct {
 // capacity is how many symbols one batch can remap: two per spare keycode (columns 0 and 1).
 func (km *keymap) capacity() int { return 2 * len(km.spare) }
 
-// remapLocked maps the keysyms in syms to spare keycodes, two per keycode (the second
+// halfCapacity is how many symbols one half of the spare keycodes holds (halfSpare).
+func (km *keymap) halfCapacity() int { return 2 * (len(km.spare) / 2) }
+
+// halfSpare is half h (0 or 1) of the spare keycodes, each len(spare)/2 long.
+func (km *keymap) halfSpare(h int) []xproto.Keycode {
+	n := len(km.spare) / 2
+	return km.spare[h*n : h*n+n]
+}
+
+// remapLocked maps the keysyms in syms to the keycodes spare (km's, or half of them), two
+// per keycode (the second
 // typed with Shift), with one ChangeKeyboardMapping request per run of consecutive
 // keycodes (every request makes every client and the window manager re-read the mapping),
 // on the core
 // keyboard and, for a seat's devices d, on the seat's keyboard too (the clients it adopted
 // read that one), and waits until the server applied them. Rows an earlier call remapped
 // change only once clients had their time with them (awaitDueLocked). It returns each
-// keysym's slot. Preconditions: input semaphore held; len(syms) <= km.capacity().
-func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
-	if len(syms) > km.capacity() || km.per < 2 {
-		return nil, fmt.Errorf("%w: %d symbols, %d spare keycodes", ErrNoKeycode, len(syms), len(km.spare))
+// keysym's slot. Preconditions: input semaphore held; len(syms) <= 2*len(spare).
+func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, spare []xproto.Keycode, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
+	if len(syms) > 2*len(spare) || km.per < 2 {
+		return nil, fmt.Errorf("%w: %d symbols, %d spare keycodes", ErrNoKeycode, len(syms), len(spare))
 	}
 	if err := b.awaitDueLocked(ctx); err != nil {
 		return nil, err
@@ -177,7 +187,7 @@ func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, syms 
 	out := make(map[xproto.Keysym]slot, len(syms))
 	changed := make([]xproto.Keycode, 0, (len(syms)+1)/2)
 	for i := 0; i < len(syms); i += 2 {
-		kc := km.spare[i/2]
+		kc := spare[i/2]
 		if _, saved := b.remap.orig[kc]; !saved {
 			b.remap.orig[kc] = slices.Clone(km.row(kc))
 		}
