@@ -288,24 +288,25 @@ func (b *Backend) freshKeymapLocked(ctx context.Context) (*keymap, error) {
 const settlePerKey = time.Millisecond
 
 // settleLocked waits, before remapped keycodes change meaning again, until the client the
-// keys went to has handled them: it pings the client of the focused window
-// (_NET_WM_PING, pingClient), whose answer comes after it read every key sent before. A
-// client that does not take part in the protocol (xterm) or does not answer within
-// pingSettle gets RemapSettle plus settlePerKey for each of the keys keys instead, so that
-// clients which fetch the keyboard mapping lazily after a MappingNotify have fetched it
-// before it changes again.
+// keys went to has handled them. It pings the client of the focused window
+// (_NET_WM_PING, pingClient), whose answer comes after it read every key sent before — a
+// client slowed down (a loaded machine, a window manager redoing its key grabs) gets up
+// to pingSettle — and then waits RemapSettle plus settlePerKey for each of the keys keys
+// in any case: a client that answers the ping may still translate the keys later
+// (Chromium hands them to a later task), and one that fetches the keyboard mapping lazily
+// after a MappingNotify must have fetched it before it changes again.
 func (d *Devices) settleLocked(ctx context.Context, keys int) error {
 	if err := d.sync(); err != nil {
 		return err
 	}
-	if f, err := d.InputFocus(ctx); err == nil && f.TopLevel != 0 && d.b.pingClient(ctx, xproto.Window(f.TopLevel), pingSettle) {
-		return nil
+	if f, err := d.InputFocus(ctx); err == nil && f.TopLevel != 0 {
+		d.b.pingClient(ctx, xproto.Window(f.TopLevel), pingSettle)
 	}
 	return sleepCtx(ctx, d.b.settle+time.Duration(keys)*settlePerKey)
 }
 
 // pingSettle bounds the wait for a pinged client's answer between two batches of remapped
-// keys. A client that answers later is given the timed settle on top.
+// keys.
 const pingSettle = 2 * time.Second
 
 type batch struct {
