@@ -160,9 +160,19 @@ func TestCompat(t *testing.T) {
 					runCell(t, desk, rp, app, &cell)
 					t.Logf("%s / %s: typing %s; click %s; moves %v", wm.name, app.label, cell.Typing.Class, cell.Click.Class, cell.Moves)
 					if !full {
-						for _, m := range []*compatMeasure{cell.Typing, cell.Click} {
-							if strings.HasPrefix(m.Class, "FALSE SUCCESS") {
+						for what, m := range map[string]*compatMeasure{"typing": cell.Typing, "click": cell.Click} {
+							if m == nil {
+								continue
+							}
+							falseSuccess := strings.HasPrefix(m.Class, "FALSE SUCCESS")
+							known, isKnown := compatKnownDefects[wm.name+"/"+app.name+"/"+what]
+							switch {
+							case falseSuccess && isKnown:
+								t.Logf("%s / %s: %s: known defect (%s): the witness (%s) got %q", wm.name, app.label, m.Class, known, m.Witness, m.Got)
+							case falseSuccess:
 								t.Errorf("%s / %s: %s: want %q, the witness (%s) got %q", wm.name, app.label, m.Class, m.Want, m.Witness, m.Got)
+							case isKnown:
+								t.Errorf("%s / %s: %s is %s now, no longer the known defect %q: take it out of compatKnownDefects", wm.name, app.label, what, m.Class, known)
 							}
 						}
 						for _, m := range cell.Moves {
@@ -174,6 +184,18 @@ func TestCompat(t *testing.T) {
 		})
 	}
 	rep.Duration = time.Since(rep.Started).Round(time.Second).String()
+}
+
+// compatKnownDefects are the cells of the CI subset (window manager/app/measure) that
+// are false successes today, with what is known of them. The subset logs them instead of
+// failing, and fails once one of them is no longer a false success, so that this list
+// only ever holds what is measured. docs/apps.md has the whole matrix.
+var compatKnownDefects = map[string]string{
+	// A background click into GTK 4's text view on openbox and fluxbox does not move the
+	// caret (the same click works under xfwm4, metacity, kwin_x11 and i3); the result
+	// says completed with effect unverifiable.
+	"openbox/gnome-text-editor/click": "GTK 4 ignores the session pointer's click under openbox",
+	"fluxbox/gnome-text-editor/click": "GTK 4 ignores the session pointer's click under fluxbox",
 }
 
 // pick keeps the items whose name is one of names.
