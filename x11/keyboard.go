@@ -35,6 +35,19 @@ type TypeStats struct {
 // into a program this backend launched wait, before the guards, until its window is
 // still (settleFocusLocked; TypeStats.SettleMS).
 func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
+	return d.typeText(ctx, text, false, guards)
+}
+
+// TypeTextUnshifted types text like TypeText without ever pressing Shift: every character
+// that needs Shift in the keymap (capitals, most punctuation) is typed through a spare
+// keycode that holds it alone, as characters the keymap lacks are. It is for clients that
+// read the modifiers of the core keyboard rather than of the keyboard that sent the keys
+// (Qt 5 under XKB): the session keyboard's Shift never reaches them.
+func (d *Devices) TypeTextUnshifted(ctx context.Context, text string, guards ...Guard) (stats TypeStats, err error) {
+	return d.typeText(ctx, text, true, guards)
+}
+
+func (d *Devices) typeText(ctx context.Context, text string, unshifted bool, guards []Guard) (stats TypeStats, err error) {
 	if !utf8.ValidString(text) {
 		return stats, fmt.Errorf("%w: text is not valid UTF-8", ErrInvalidArgument)
 	}
@@ -48,7 +61,7 @@ func (d *Devices) TypeText(ctx context.Context, text string, guards ...Guard) (s
 		}
 		syms = append(syms, RuneKeysym(r))
 	}
-	return d.typeSyms(ctx, syms, guards)
+	return d.typeSyms(ctx, syms, unshifted, guards)
 }
 
 // TypeSecret types secret like TypeText, for text that must leave no copy behind: it never
@@ -73,7 +86,7 @@ func (d *Devices) TypeSecret(ctx context.Context, secret []byte, guards ...Guard
 		}
 		syms = append(syms, RuneKeysym(r))
 	}
-	stats, err = d.typeSyms(ctx, syms, guards)
+	stats, err = d.typeSyms(ctx, syms, false, guards)
 	if errors.Is(err, ErrNoKeycode) {
 		err = fmt.Errorf("%w: a character of the text has no keycode and none could be mapped", ErrNoKeycode)
 	}
@@ -82,7 +95,7 @@ func (d *Devices) TypeSecret(ctx context.Context, secret []byte, guards ...Guard
 
 // typeSyms types syms for TypeText and TypeSecret. The batches it plans share no memory
 // that outlives it: their keysyms are zeroed before it returns.
-func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []Guard) (stats TypeStats, err error) {
+func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, unshifted bool, guards []Guard) (stats TypeStats, err error) {
 	if err := d.lock(ctx); err != nil {
 		return stats, err
 	}
@@ -101,7 +114,7 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []G
 		return stats, err
 	}
 	shiftKC, _, haveShift := km.lookup(ksShiftL)
-	batches, err := planBatches(km, syms)
+	batches, err := planBatches(km, syms, unshifted)
 	defer func() {
 		for _, bt := range batches {
 			clear(bt.syms[:cap(bt.syms)])
@@ -129,7 +142,7 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, guards []G
 			if bt.halves {
 				spare = km.halfSpare(bt.half)
 			}
-			if codes, err = d.b.remapLocked(ctx, d, km, spare, bt.missing); err != nil {
+			if codes, err = d.b.remapLocked(ctx, d, km, spare, bt.missing, unshifted); err != nil {
 				return stats, err
 			}
 			if err := d.sync(); err != nil {
@@ -215,7 +228,7 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	}
 	codes := map[xproto.Keysym]slot{}
 	if len(missing) > 0 {
-		if codes, err = d.b.remapLocked(ctx, d, km, km.spare, missing); err != nil {
+		if codes, err = d.b.remapLocked(ctx, d, km, km.spare, missing, false); err != nil {
 			return err
 		}
 		if err := d.sync(); err != nil {
@@ -319,22 +332,31 @@ type batch struct {
 }
 
 // planBatches splits syms into runs whose distinct missing symbols fit the spare keycodes.
-func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
+func planBatches(km *keymap, syms []xproto.Keysym, unshifted bool) ([]batch, error) {
 	var out []batch
 	// A text that needs more symbols than the spare keycodes hold at once is typed in
 	// batches that use the two halves of the spare keycodes in turn: a keycode changes
 	// meaning only every other batch, which leaves a client that reads keys late (a
 	// server grabbed by a window manager redoing its key grabs) a whole batch more to
 	// read the keys typed with it before it does.
-	per := km.capacity()
-	if distinctMissing(km, syms) > per {
-		per = km.halfCapacity()
+	// Unshifted, a keycode holds one symbol, not two.
+	full, half := km.capacity(), km.halfCapacity()
+	if unshifted {
+		full, half = full/2, half/2
+	}
+	missing := func(ks xproto.Keysym) bool {
+		_, shift, ok := km.lookup(ks)
+		return !ok || unshifted && shift
+	}
+	per := full
+	if distinctMissing(syms, missing) > per {
+		per = half
 	}
 	// Each batch's slices are allocated at their final capacity, so that growing them
 	// leaves no stale copy of the text behind (typeSyms zeroes them).
 	cur := batch{syms: make([]xproto.Keysym, 0, len(syms)), missing: make([]xproto.Keysym, 0, per)}
 	for i, ks := range syms {
-		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(cur.missing, ks) {
+		if missing(ks) && !slices.Contains(cur.missing, ks) {
 			if per == 0 {
 				clear(cur.syms[:cap(cur.syms)])
 				return out, fmt.Errorf("%w: %s is not in the keymap and no keycode is free", ErrNoKeycode, KeysymName(ks))
@@ -350,7 +372,7 @@ func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
 	if len(cur.syms) > 0 {
 		out = append(out, cur)
 	}
-	if per != km.capacity() {
+	if per != full {
 		for i := range out {
 			out[i].halves = true
 		}
@@ -358,11 +380,12 @@ func planBatches(km *keymap, syms []xproto.Keysym) ([]batch, error) {
 	return out, nil
 }
 
-// distinctMissing counts the symbols of syms the keymap lacks, each once.
-func distinctMissing(km *keymap, syms []xproto.Keysym) int {
+// distinctMissing counts the symbols of syms that missing says need a spare keycode, each
+// once.
+func distinctMissing(syms []xproto.Keysym, missing func(xproto.Keysym) bool) int {
 	seen := map[xproto.Keysym]bool{}
 	for _, ks := range syms {
-		if _, _, ok := km.lookup(ks); !ok {
+		if missing(ks) {
 			seen[ks] = true
 		}
 	}

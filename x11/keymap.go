@@ -156,17 +156,21 @@ func (km *keymap) halfSpare(h int) []xproto.Keycode {
 	return km.spare[h*n : h*n+n]
 }
 
-// remapLocked maps the keysyms in syms to the keycodes spare (km's, or half of them), two
-// per keycode (the second
-// typed with Shift), with one ChangeKeyboardMapping request per run of consecutive
-// keycodes (every request makes every client and the window manager re-read the mapping),
-// on the core
+// remapLocked maps the keysyms in syms to the keycodes spare (km's, or half of them): two
+// per keycode, the second typed with Shift, or with single one per keycode, typed without
+// Shift. It sends one ChangeKeyboardMapping request per run of consecutive keycodes (every
+// request makes every client and the window manager re-read the mapping), on the core
 // keyboard and, for a seat's devices d, on the seat's keyboard too (the clients it adopted
 // read that one), and waits until the server applied them. Rows an earlier call remapped
 // change only once clients had their time with them (awaitDueLocked). It returns each
-// keysym's slot. Preconditions: input semaphore held; len(syms) <= 2*len(spare).
-func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, spare []xproto.Keycode, syms []xproto.Keysym) (map[xproto.Keysym]slot, error) {
-	if len(syms) > 2*len(spare) || km.per < 2 {
+// keysym's slot. Preconditions: input semaphore held; len(syms) <= 2*len(spare) (single:
+// len(spare)).
+func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, spare []xproto.Keycode, syms []xproto.Keysym, single bool) (map[xproto.Keysym]slot, error) {
+	per := 2 // symbols per keycode
+	if single {
+		per = 1
+	}
+	if len(syms) > per*len(spare) || km.per < 2 {
 		return nil, fmt.Errorf("%w: %d symbols, %d spare keycodes", ErrNoKeycode, len(syms), len(spare))
 	}
 	if err := b.awaitDueLocked(ctx); err != nil {
@@ -186,8 +190,8 @@ func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, spare
 	}
 	out := make(map[xproto.Keysym]slot, len(syms))
 	changed := make([]xproto.Keycode, 0, (len(syms)+1)/2)
-	for i := 0; i < len(syms); i += 2 {
-		kc := spare[i/2]
+	for i := 0; i < len(syms); i += per {
+		kc := spare[i/per]
 		if _, saved := b.remap.orig[kc]; !saved {
 			b.remap.orig[kc] = slices.Clone(km.row(kc))
 		}
@@ -195,7 +199,7 @@ func (b *Backend) remapLocked(ctx context.Context, d *Devices, km *keymap, spare
 		clear(row)
 		row[0], row[1] = syms[i], syms[i]
 		out[syms[i]] = slot{kc: kc}
-		if i+1 < len(syms) {
+		if !single && i+1 < len(syms) {
 			row[1] = syms[i+1]
 			out[syms[i+1]] = slot{kc: kc, shift: true}
 		}

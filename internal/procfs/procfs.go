@@ -4,6 +4,7 @@
 package procfs
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
@@ -219,4 +220,23 @@ func Children(ppid int) []int {
 		}
 	}
 	return out
+}
+
+// MapsLibrary reports whether process pid has a file mapped whose base name starts with
+// prefix ("libQt5Gui.so"): a library it loaded. It is false when the maps cannot be read.
+func MapsLibrary(pid int, prefix string) bool {
+	f, err := os.Open(dir(pid) + "/maps")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
+		slash := bytes.LastIndexByte(line, '/')
+		if slash >= 0 && bytes.HasPrefix(line[slash+1:], []byte(prefix)) {
+			return true
+		}
+	}
+	return false
 }

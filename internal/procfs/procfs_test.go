@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -41,5 +42,24 @@ func TestSelf(t *testing.T) {
 	}
 	if _, err := ReadStat(0); !os.IsNotExist(err) {
 		t.Errorf("ReadStat(0) = %v, want not exist", err)
+	}
+}
+
+// TestMapsLibrary: the test binary is mapped into its own process (found by a prefix of
+// its name); a made-up library is not, and a process that does not exist maps nothing.
+func TestMapsLibrary(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Base(exe)
+	if !MapsLibrary(os.Getpid(), base[:len(base)-1]) {
+		t.Errorf("MapsLibrary(self, %q) = false, want true: the test binary is mapped", base[:len(base)-1])
+	}
+	if MapsLibrary(os.Getpid(), "libcua-host-no-such-library.so") {
+		t.Error("MapsLibrary found a library that does not exist")
+	}
+	if MapsLibrary(-1, "lib") {
+		t.Error("MapsLibrary of no process = true")
 	}
 }

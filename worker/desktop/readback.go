@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/internal/procfs"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -22,6 +23,9 @@ import (
 // the field did not change, type_text_incomplete (with what arrived) when something else
 // did. Elsewhere (terminals, windows without an accessible tree, password fields, which
 // are never read) the effect stays unverifiable and the evidence says why.
+
+// qt5 reports whether process pid runs Qt 5 (it has libQt5Gui loaded).
+func qt5(pid int) bool { return pid > 0 && procfs.MapsLibrary(pid, "libQt5Gui.so") }
 
 // typedFieldWalk bounds the walk that finds the focused field before the keys.
 const typedFieldWalk = 300 * time.Millisecond
@@ -53,6 +57,10 @@ func (d *desk) focusedTextField(ctx context.Context, win *x11.Window, text strin
 		return nil, "no accessibility bus"
 	case strings.ContainsAny(text, "\t\r\b\x1b"):
 		return nil, "the text has control keys, whose effect is not text"
+	case qt5(win.PID):
+		// Measured: featherpad and kwrite crashed (SIGSEGV) as the keys came in after their
+		// accessible tree had been read.
+		return nil, "a Qt 5 program's accessibility bridge crashes when its text changes after it was read"
 	}
 	snap, err := d.ax.Snapshot(ctx, atspiWindow(win), walkBudget(ctx, atspi.WalkOptions{Timeout: typedFieldWalk}))
 	if err != nil {

@@ -63,6 +63,10 @@ type typed struct {
 // with the error that stopped it.
 func (d *desk) typePaced(ctx context.Context, dl *delivery, win *x11.Window, text string, delay time.Duration) (typed, error) {
 	var got typed
+	// Qt 5 reads the Shift state of the core keyboard, not of the session's: in the
+	// background its characters are typed without Shift (measured: featherpad and kwrite
+	// got "7" for "&" and lowercase for capitals).
+	unshifted := dl.background() && win != nil && qt5(win.PID)
 	per := typeChunk
 	if delay > 0 {
 		per = 1
@@ -77,7 +81,11 @@ func (d *desk) typePaced(ctx context.Context, dl *delivery, win *x11.Window, tex
 		}
 		end := advance(text[got.offset:], per, false) + got.offset
 		chunk := text[got.offset:end]
-		st, err := dl.dev.TypeText(ctx, chunk, d.keyGuards(dl, win)...)
+		typeText := dl.dev.TypeText
+		if unshifted {
+			typeText = dl.dev.TypeTextUnshifted
+		}
+		st, err := typeText(ctx, chunk, d.keyGuards(dl, win)...)
 		got.stats.Remapped += st.Remapped
 		got.stats.Batches += st.Batches
 		if err != nil {
