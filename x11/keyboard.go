@@ -303,7 +303,7 @@ const settlePerKey = time.Millisecond
 // settleLocked waits, before remapped keycodes change meaning again, until the client the
 // keys went to has handled them. It pings the client of the focused window
 // (_NET_WM_PING, pingClient), whose answer comes after it read every key sent before — a
-// client slowed down (a loaded machine, a window manager redoing its key grabs) gets up
+// client slowed down (a loaded machine; under metacity and fluxbox, measured) gets up
 // to pingSettle — and then waits RemapSettle plus settlePerKey for each of the keys keys
 // in any case: a client that answers the ping may still translate the keys later
 // (Chromium hands them to a later task), and one that fetches the keyboard mapping lazily
@@ -336,9 +336,9 @@ func planBatches(km *keymap, syms []xproto.Keysym, unshifted bool) ([]batch, err
 	var out []batch
 	// A text that needs more symbols than the spare keycodes hold at once is typed in
 	// batches that use the two halves of the spare keycodes in turn: a keycode changes
-	// meaning only every other batch, which leaves a client that reads keys late (a
-	// server grabbed by a window manager redoing its key grabs) a whole batch more to
-	// read the keys typed with it before it does.
+	// meaning only every other batch, which leaves a client that reads keys late (as some
+	// do under metacity and fluxbox) a whole batch more to read the keys typed with it
+	// before it does.
 	// Unshifted, a keycode holds one symbol, not two.
 	full, half := km.capacity(), km.halfCapacity()
 	if unshifted {

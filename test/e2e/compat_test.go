@@ -199,9 +199,8 @@ var compatKnownDefects = map[string]string{
 	"openbox/gnome-text-editor/click": "the session pointer's click into an unfocused toolkit window is lost under openbox",
 	"openbox/featherpad/click":        "the session pointer's click into an unfocused toolkit window is lost under openbox",
 	"fluxbox/gnome-text-editor/click": "GTK 4 ignores the session pointer's click under fluxbox",
-	// Under fluxbox, which redoes its key grabs at every mapping change, Qt 5 and, in some
-	// runs, Chromium translated some keys typed through remapped keycodes with a later
-	// batch's mapping.
+	// Under fluxbox (the cause is not established), Qt 5 and, in some runs, Chromium
+	// translated some keys typed through remapped keycodes with a later batch's mapping.
 	"fluxbox/featherpad/typing": "Qt 5 reads some remapped keys with a later mapping under fluxbox",
 	"fluxbox/chromium/typing":   "Chromium sometimes reads remapped keys with a later mapping under fluxbox",
 }
