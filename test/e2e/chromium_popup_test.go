@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -39,14 +40,26 @@ func TestChromiumPopupAndDrop(t *testing.T) {
 	}
 	// The person's browser: an app window without a toolbar, so the page starts at the
 	// window's top left; --test-type keeps the --no-sandbox warning bar away.
+	// Its profile is removed only after its whole process group is gone: helper processes
+	// go on writing into it for a moment after the browser itself.
+	profile, err := os.MkdirTemp("", "cua-popup-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	browser := exec.Command(chromium, "--no-sandbox", "--test-type", "--no-first-run", "--no-default-browser-check",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--password-store=basic",
-		"--user-data-dir="+t.TempDir(), "--window-size=700,500", "--window-position=60,60", "--app=file://"+page)
+		"--user-data-dir="+profile, "--window-size=700,500", "--window-position=60,60", "--app=file://"+page)
 	browser.Env = p.env()
+	browser.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := browser.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { browser.Process.Kill(); browser.Wait() })
+	t.Cleanup(func() {
+		syscall.Kill(-browser.Process.Pid, syscall.SIGKILL)
+		browser.Wait()
+		waitFor(5*time.Second, func() bool { return syscall.Kill(-browser.Process.Pid, 0) != nil })
+		os.RemoveAll(profile)
+	})
 	var win string
 	if !waitFor(30*time.Second, func() bool { win = p.search("^popup-ready$"); return win != "" }) {
 		t.Fatal("the person's browser never showed the page")

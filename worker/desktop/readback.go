@@ -30,10 +30,12 @@ func qt5(pid int) bool { return pid > 0 && procfs.MapsLibrary(pid, "libQt5Gui.so
 // typedFieldWalk bounds the walk that finds the focused field before the keys.
 const typedFieldWalk = 300 * time.Millisecond
 
-// typedSettle bounds how long after the keys the field may take to show them, and
-// typedPoll is the pause between two reads.
+// After the keys, the field is read until it shows the text, or until it has not changed
+// for typedQuiet (a busy browser takes seconds for 100 keys, and goes on showing more),
+// at most typedSettle; typedPoll is the pause between two reads.
 const (
-	typedSettle = time.Second
+	typedQuiet  = 700 * time.Millisecond
+	typedSettle = 8 * time.Second
 	typedPoll   = 20 * time.Millisecond
 )
 
@@ -103,8 +105,8 @@ type typedOutcome struct {
 	mismatch bool
 }
 
-// readBackTyped waits up to typedSettle for text to show at f's old caret and records what
-// it read in ev["read_back"].
+// readBackTyped waits for text to show at f's insertion point — as long as the field keeps
+// changing, up to typedSettle — and records what it read in ev["read_back"].
 func (d *desk) readBackTyped(ctx context.Context, f *typedField, text string, ev map[string]any) typedOutcome {
 	n := int32(utf8.RuneCountInString(text))
 	from := f.before.InsertAt()
@@ -112,8 +114,13 @@ func (d *desk) readBackTyped(ctx context.Context, f *typedField, text string, ev
 	rb := map[string]any{"element": describeRole(f.el), "before": f.before}
 	ev["read_back"] = rb
 	deadline := time.Now().Add(typedSettle)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < typedSettle+time.Second {
+		deadline = dl.Add(-time.Second)
+	}
 	var st atspi.TextState
 	var got string
+	var last atspi.TextState
+	lastText, changed := "", time.Now()
 	for {
 		var err error
 		if st, err = d.ax.ReadTextState(ctx, f.el); err == nil {
@@ -127,7 +134,10 @@ func (d *desk) readBackTyped(ctx context.Context, f *typedField, text string, ev
 			rb["after"], rb["matches"] = st, true
 			return typedOutcome{effect: tool.EffectConfirmed}
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if st != last || got != lastText {
+			last, lastText, changed = st, got, time.Now()
+		}
+		if time.Now().After(deadline) || time.Since(changed) > typedQuiet || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(typedPoll)
