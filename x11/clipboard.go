@@ -30,6 +30,8 @@ type clipboard struct {
 	owned bool
 	// offer is what the clipboard holds, by target name (UTF8_STRING, image/png, …).
 	offer map[string]offered
+	// cleared is closed when another client takes CLIPBOARD from the current offer.
+	cleared chan struct{}
 
 	readMu   sync.Mutex // one read at a time
 	notifyCh chan xproto.SelectionNotifyEvent
@@ -99,6 +101,10 @@ func (c *clipboard) loop(b *Backend) {
 		case xproto.SelectionClearEvent:
 			c.mu.Lock()
 			c.owned, c.offer = false, nil
+			if c.cleared != nil {
+				close(c.cleared)
+				c.cleared = nil
+			}
 			c.mu.Unlock()
 		case xproto.SelectionNotifyEvent:
 			select {
@@ -218,6 +224,9 @@ func (b *Backend) clipboardOffer(ctx context.Context, offer map[string]offered, 
 	sel := c.atoms.get("CLIPBOARD")
 	c.mu.Lock()
 	c.owned, c.offer = true, offer
+	if c.cleared == nil {
+		c.cleared = make(chan struct{})
+	}
 	c.mu.Unlock()
 	if err := xproto.SetSelectionOwnerChecked(c.conn, c.win, sel, xproto.TimeCurrentTime).Check(); err != nil {
 		return xerr("SetSelectionOwner", err)
@@ -247,6 +256,29 @@ func (b *Backend) ClipboardOwned(ctx context.Context) (bool, error) {
 		return false, xerr("GetSelectionOwner", err)
 	}
 	return r.Owner == c.win, nil
+}
+
+// ClipboardKept waits up to settle for another client to take CLIPBOARD from this
+// backend's last write (a clipboard manager or a jealous owner answers within
+// milliseconds) and reports whether the backend still owns it, as the X server says.
+func (b *Backend) ClipboardKept(ctx context.Context, settle time.Duration) (bool, error) {
+	c, err := b.clipboardConn(ctx)
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	cleared := c.cleared
+	c.mu.Unlock()
+	if cleared != nil {
+		t := time.NewTimer(settle)
+		select {
+		case <-cleared:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	return b.ClipboardOwned(ctx)
 }
 
 // ClipboardRead converts CLIPBOARD to UTF-8 text (falling back to STRING), waiting up to

@@ -495,7 +495,7 @@ func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Resul
 		return nil, clipboardError(err)
 	}
 	back, _, rerr := d.b.ClipboardRead(ctx)
-	if held, err := d.b.ClipboardOwned(ctx); err == nil && !held {
+	if held, err := d.b.ClipboardKept(ctx, clipboardSettle); err == nil && !held {
 		return d.clipboardLost(ctx, len(*a.Text)), nil
 	}
 	ok := rerr == nil && back == *a.Text
@@ -523,6 +523,9 @@ func (d *desk) clipboardWriteImage(ctx context.Context, call *tool.Call, path st
 	if err := d.b.ClipboardWriteImage(ctx, data, mime); err != nil {
 		return nil, clipboardError(err)
 	}
+	if held, err := d.b.ClipboardKept(ctx, clipboardSettle); err == nil && !held {
+		return d.clipboardLost(ctx, len(data)), nil
+	}
 	st := clipboardShape([]string{mime})
 	st["written_type"] = mime
 	return &tool.Result{Content: []tool.Content{tool.Text(fmt.Sprintf("clipboard holds a %d-byte %s image", len(data), mime))}, Structured: st,
@@ -538,6 +541,9 @@ func (d *desk) clipboardWriteFile(ctx context.Context, call *tool.Call, path str
 	}
 	if err := d.b.ClipboardWriteFile(ctx, path); err != nil {
 		return nil, clipboardError(err)
+	}
+	if held, err := d.b.ClipboardKept(ctx, clipboardSettle); err == nil && !held {
+		return d.clipboardLost(ctx, len(path)), nil
 	}
 	st := clipboardShape([]string{"text/uri-list", "x-special/gnome-copied-files", "text/plain"})
 	st["written_type"] = "text/uri-list"

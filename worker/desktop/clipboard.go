@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -23,6 +24,11 @@ func clipboardError(err error) error {
 	}
 	return err
 }
+
+// clipboardSettle is how long a write waits for another client to take the clipboard
+// back (clipboard managers and jealous owners answer the SelectionClear within
+// milliseconds; a loaded machine needs more) before it says the clipboard holds it.
+const clipboardSettle = 250 * time.Millisecond
 
 // clipboardLost reports a write whose ownership another client took back at once: the
 // text was on offer for a moment (a clipboard manager may have copied it), so this is
