@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/internal/procfs"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // testLogger logs to the test's output at debug level when CUA_TEST_VERBOSE is set.

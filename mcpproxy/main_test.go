@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/cua-host/cua-host/internal/testworker"
+	"github.com/cua-host/cua-host/test/testworker"
 )
 
 func TestMain(m *testing.M) {

@@ -23,7 +23,7 @@ type Config struct {
 	// tools to log to. Nil means an empty registry.
 	NewRegistry func(ctx context.Context, hello *cuav1.Hello, log *slog.Logger) (*tool.Registry, io.Closer, error)
 	// ExtraInventory classifies tools that only this worker registers, on top of the
-	// shipped inventory (authz.DefaultInventory). internal/testworker uses it for its
+	// shipped inventory (authz.DefaultInventory). test/testworker uses it for its
 	// test-only tools; shipped workers leave it nil, so an unreviewed tool is refused with
 	// unclassified_tool.
 	ExtraInventory []authz.Entry

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/internal/procfs"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 func TestParseStat(t *testing.T) {

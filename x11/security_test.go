@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/x11"
 )

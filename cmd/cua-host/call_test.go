@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // buildBinary builds cua-host once per test run.

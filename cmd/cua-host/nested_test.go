@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host/display"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // TestNestedRefusals: `--display nested` where it cannot work is refused before anything

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // outsideReferences are strings that point at documents outside the repository, which a

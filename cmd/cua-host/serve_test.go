@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/internal/procfs"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // TestServePythonExample runs examples/serve-python against the real binary: two trust

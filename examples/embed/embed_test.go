@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 	"github.com/cua-host/cua-host/worker"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 func TestMain(m *testing.M) { os.Exit(testkit.CheckLeaks(m.Run())) }

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cua-host/cua-host/internal/testkit"
 	"github.com/cua-host/cua-host/internal/xauth"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 func TestAskEachButton(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cua-host/cua-host/internal/credential"
 	"github.com/cua-host/cua-host/internal/secretservice"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 func TestMain(m *testing.M) { os.Exit(testkit.CheckLeaks(m.Run())) }

@@ -12,8 +12,8 @@ import (
 	"github.com/jezek/xgb/xproto"
 
 	"github.com/cua-host/cua-host/host/display"
-	"github.com/cua-host/cua-host/internal/testkit"
 	"github.com/cua-host/cua-host/internal/xinput2"
+	"github.com/cua-host/cua-host/test/testkit"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 )
 

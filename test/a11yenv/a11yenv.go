@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host/display"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // Programs the accessibility tests need on PATH.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // Colours the test chooses; the captures are checked against them, not against anything

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // launched is the structured result of launch_app.

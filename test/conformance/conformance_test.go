@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host/display"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // report is what conformance.mjs writes to report.json.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/internal/secretservice"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // TestTypeSecretFromSecretService runs `cua-host run --secret-service service=cua-e2e`

@@ -32,8 +32,8 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/internal/testworker"
 	"github.com/cua-host/cua-host/mcpproxy"
+	"github.com/cua-host/cua-host/test/testworker"
 )
 
 // maybeRunRoles turns this process into a worker or an MCP proxy when it was started as

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/internal/testworker"
+	"github.com/cua-host/cua-host/test/testworker"
 )
 
 // Main is a harness program's main: the process becomes a worker when the harness

@@ -28,8 +28,8 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
-	"github.com/cua-host/cua-host/internal/testworker"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/test/testworker"
 	"github.com/cua-host/cua-host/worker"
 	"github.com/cua-host/cua-host/worker/tool"
 )

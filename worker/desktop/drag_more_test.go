@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"

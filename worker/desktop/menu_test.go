@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/internal/testkit"
 	"github.com/cua-host/cua-host/test/a11yenv"
+	"github.com/cua-host/cua-host/test/testkit"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11/atspi"

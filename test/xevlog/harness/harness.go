@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/host/display"
-	"github.com/cua-host/cua-host/internal/testkit"
+	"github.com/cua-host/cua-host/test/testkit"
 )
 
 // Programs the desktop tests need.
