@@ -65,3 +65,60 @@ func CeilingToProto(c Ceiling) *cuav1.Ceiling {
 	}
 	return out
 }
+
+// consentKinds pairs each resource kind a consent request can ask about with its wire
+// form; the other kinds are never asked about.
+var consentKinds = map[ResourceKind]cuav1.ConsentResourceKind{
+	ResourceWindow:      cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_WINDOW,
+	ResourceProcess:     cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_PROCESS,
+	ResourceDisplay:     cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_DISPLAY,
+	ResourceClipboard:   cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_CLIPBOARD,
+	ResourceApplication: cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_APPLICATION,
+	ResourceFile:        cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_FILE,
+}
+
+// consentOps pairs each operation class a consent request can ask for with its wire form.
+var consentOps = map[Operation]cuav1.ConsentOperation{
+	OpObserve:   cuav1.ConsentOperation_CONSENT_OPERATION_OBSERVE,
+	OpInput:     cuav1.ConsentOperation_CONSENT_OPERATION_INPUT,
+	OpTerminate: cuav1.ConsentOperation_CONSENT_OPERATION_TERMINATE,
+	OpLaunch:    cuav1.ConsentOperation_CONSENT_OPERATION_LAUNCH,
+	OpRead:      cuav1.ConsentOperation_CONSENT_OPERATION_READ,
+	OpWrite:     cuav1.ConsentOperation_CONSENT_OPERATION_WRITE,
+}
+
+// ConsentKindToProto converts the kind of a resource consent is asked for to its wire
+// form; a kind no consent request names is CONSENT_RESOURCE_KIND_UNSPECIFIED, which the
+// host refuses.
+func ConsentKindToProto(k ResourceKind) cuav1.ConsentResourceKind {
+	return consentKinds[k] // the zero value is UNSPECIFIED
+}
+
+// ConsentKindFromProto converts a consent request's wire kind; UNSPECIFIED and values
+// this build does not know are errors.
+func ConsentKindFromProto(k cuav1.ConsentResourceKind) (ResourceKind, error) {
+	for kind, wire := range consentKinds {
+		if wire == k && k != cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_UNSPECIFIED {
+			return kind, nil
+		}
+	}
+	return 0, fmt.Errorf("consent request for an unknown kind of resource (%d)", int32(k))
+}
+
+// ConsentOpToProto converts an operation class consent is asked for to its wire form; an
+// operation no consent request names is CONSENT_OPERATION_UNSPECIFIED, which the host
+// refuses.
+func ConsentOpToProto(o Operation) cuav1.ConsentOperation {
+	return consentOps[o]
+}
+
+// ConsentOpFromProto converts a consent request's wire operation; UNSPECIFIED and values
+// this build does not know are errors.
+func ConsentOpFromProto(o cuav1.ConsentOperation) (Operation, error) {
+	for op, wire := range consentOps {
+		if wire == o && o != cuav1.ConsentOperation_CONSENT_OPERATION_UNSPECIFIED {
+			return op, nil
+		}
+	}
+	return 0, fmt.Errorf("consent request for an unknown operation (%d)", int32(o))
+}

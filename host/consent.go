@@ -16,14 +16,17 @@ func (h *Host) serveConsent(callID uint64, req *cuav1.ConsentRequest) {
 	go func() {
 		defer h.consentWG.Done()
 		reply := &cuav1.ControlFrame{ProtocolVersion: h.version, CallId: callID}
-		if h.opts.Consent == nil {
+		r, decodeErr := consentRequestFromProto(req)
+		switch {
+		case decodeErr != nil:
+			// Nobody is asked about what the host cannot describe: the call is denied.
+			h.log.Warn("consent request refused", "session", req.GetLabel(), "tool", req.GetTool(), "err", decodeErr)
+			reply.Body = &cuav1.ControlFrame_Error{Error: &cuav1.ControlError{
+				Code: string(authz.CodeAuthorizationDeclined), Message: "the host cannot describe this request to anyone: " + decodeErr.Error()}}
+		case h.opts.Consent == nil:
 			reply.Body = consentUnavailable("the host has no consent provider (start with --consent tty, or use a bounded manifest)")
-		} else {
-			d := h.opts.Consent(h.consentCtx, ConsentRequest{
-				Session: req.GetLabel(), Tool: req.GetTool(), Resource: req.GetResource(),
-				Operation: req.GetOperation(), Description: req.GetDescription(),
-				Title: req.GetTitle(), Executable: req.GetExecutable(), PID: int(req.GetPid()), Command: req.GetCommand(),
-			})
+		default:
+			d := h.opts.Consent(h.consentCtx, r)
 			switch {
 			case d.Unavailable:
 				reply.Body = consentUnavailable("the host's consent provider could ask no one")
@@ -42,6 +45,26 @@ func (h *Host) serveConsent(callID uint64, req *cuav1.ConsentRequest) {
 			h.log.Debug("send consent decision", "err", err)
 		}
 	}()
+}
+
+// consentRequestFromProto decodes a worker's ConsentRequest. A kind or operation this
+// build does not know (or an unspecified one) is an error: the request is refused, never
+// shown as something else.
+func consentRequestFromProto(req *cuav1.ConsentRequest) (ConsentRequest, error) {
+	kind, err := authz.ConsentKindFromProto(req.GetKind())
+	if err != nil {
+		return ConsentRequest{}, err
+	}
+	op, err := authz.ConsentOpFromProto(req.GetOp())
+	if err != nil {
+		return ConsentRequest{}, err
+	}
+	return ConsentRequest{
+		Session: req.GetLabel(), Tool: req.GetTool(), Resource: req.GetResource(),
+		Operation: op.String(), Description: req.GetDescription(), Kind: kind, Op: op,
+		Title: req.GetTitle(), Executable: req.GetExecutable(), PID: int(req.GetPid()),
+		Command: req.GetCommand(), Path: req.GetPath(),
+	}, nil
 }
 
 // maxConsentTTL bounds one grant; the session's end revokes it earlier.

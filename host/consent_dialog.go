@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host/personui"
 )
 
@@ -71,40 +72,41 @@ func ConsentDialog(opts DialogConsentOptions) ConsentFunc {
 	}
 }
 
-// dialogRequest lays a consent request out for the dialog.
+// dialogRequest lays a consent request out for the dialog. The request's kind and
+// operation are ones the host decoded (consentRequestFromProto); a kind the dialog cannot
+// lay out is shown as the command line or description it carries.
 func dialogRequest(req ConsentRequest, mode string, ttl time.Duration) personui.Request {
 	out := personui.Request{Session: req.Session, Mode: mode, Tool: req.Tool, SessionGrant: ttl}
-	switch req.Operation {
-	case "observe":
+	switch req.Op {
+	case authz.OpObserve:
 		out.Operation = personui.Observe
-	case "terminate":
+	case authz.OpTerminate:
 		out.Operation = personui.Terminate
-	case "launch":
+	case authz.OpLaunch:
 		out.Operation = personui.Launch
-	case "read":
+	case authz.OpRead:
 		out.Operation = personui.Read
-	case "write":
+	case authz.OpWrite:
 		out.Operation = personui.Write
 	default:
 		out.Operation = personui.Input
 	}
-	kind, _, _ := strings.Cut(req.Resource, ":")
 	r := personui.Resource{Title: req.Title, Executable: req.Executable, PID: req.PID, Command: req.Command}
 	if r.Executable != "" {
 		r.App = r.Executable[strings.LastIndexByte(r.Executable, '/')+1:]
 	}
-	switch kind {
-	case "window":
+	switch req.Kind {
+	case authz.ResourceWindow:
 		r.Kind = personui.ResourceWindow
-	case "process":
+	case authz.ResourceProcess:
 		r.Kind = personui.ResourceProcess
-	case "display":
+	case authz.ResourceDisplay:
 		r.Kind = personui.ResourceDisplay
-	case "clipboard":
+	case authz.ResourceClipboard:
 		r.Kind = personui.ResourceClipboard
-	case "file":
+	case authz.ResourceFile:
 		r.Kind = personui.ResourceFile
-		r.Path = strings.TrimPrefix(req.Resource, "file:")
+		r.Path = req.Path
 	default:
 		r.Kind = personui.ResourceCommand
 		if r.Command == "" {

@@ -3,11 +3,16 @@ package host
 import (
 	"bytes"
 	"context"
-	"github.com/cua-host/cua-host/host/personui"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/host/personui"
+	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/proto/wire"
 )
 
 func TestPromptConsent(t *testing.T) {
@@ -82,9 +87,79 @@ func TestDialogRequestFiles(t *testing.T) {
 		op   string
 		want personui.Operation
 	}{{"read", personui.Read}, {"write", personui.Write}} {
-		got := dialogRequest(ConsentRequest{Session: "s", Tool: "get_desktop_state", Operation: tt.op, Resource: "file:/home/u/.bashrc"}, "standard", 0)
+		op := map[string]cuav1.ConsentOperation{"read": cuav1.ConsentOperation_CONSENT_OPERATION_READ, "write": cuav1.ConsentOperation_CONSENT_OPERATION_WRITE}[tt.op]
+		req, err := consentRequestFromProto(&cuav1.ConsentRequest{Label: "s", Tool: "get_desktop_state", Operation: tt.op, Resource: "file:/home/u/.bashrc",
+			Kind: cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_FILE, Op: op, Path: "/home/u/.bashrc"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := dialogRequest(req, "standard", 0)
 		if got.Operation != tt.want || got.Resource.Kind != personui.ResourceFile || got.Resource.Path != "/home/u/.bashrc" {
 			t.Errorf("%s: dialogRequest = %+v, want a file %s of /home/u/.bashrc", tt.op, got, tt.want)
 		}
+	}
+}
+
+// TestServeConsentUnknownEnums: a consent request whose kind or operation the host does
+// not know reaches no provider and is answered with a refusal that says why; a known one
+// reaches the provider with its kind, operation and path as typed values.
+func TestServeConsentUnknownEnums(t *testing.T) {
+	hostEnd, workerEnd, err := wire.ControlPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := wire.NewControlConn(hostEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	wc, err := wire.NewControlConn(workerEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	asked := make(chan ConsentRequest, 4)
+	h := &Host{ctrl: hc, version: 1, log: slog.New(slog.DiscardHandler), opts: Options{Consent: func(_ context.Context, r ConsentRequest) ConsentDecision {
+		asked <- r
+		return ConsentDecision{Granted: true}
+	}}}
+	h.consentCtx, h.consentCancel = context.WithCancel(context.Background())
+	defer h.consentCancel()
+	file, read := cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_FILE, cuav1.ConsentOperation_CONSENT_OPERATION_READ
+	for i, tt := range []struct {
+		kind cuav1.ConsentResourceKind
+		op   cuav1.ConsentOperation
+		want string // "" grants
+	}{
+		{file, read, ""},
+		{cuav1.ConsentResourceKind(42), read, "unknown kind of resource"},
+		{cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_UNSPECIFIED, read, "unknown kind of resource"},
+		{file, cuav1.ConsentOperation(42), "unknown operation"},
+		{file, cuav1.ConsentOperation_CONSENT_OPERATION_UNSPECIFIED, "unknown operation"},
+	} {
+		callID := uint64(i + 1)
+		h.serveConsent(callID, &cuav1.ConsentRequest{Label: "s", Tool: "zoom", Resource: "file:/tmp/x", Operation: "read", Kind: tt.kind, Op: tt.op, Path: "/tmp/x"})
+		reply, _, err := wc.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reply.GetCallId() != callID {
+			t.Fatalf("reply for call %d, want %d", reply.GetCallId(), callID)
+		}
+		if tt.want == "" {
+			r := <-asked
+			if !reply.GetConsentDecision().GetGranted() || r.Kind != authz.ResourceFile || r.Op != authz.OpRead || r.Path != "/tmp/x" || r.Operation != "read" {
+				t.Errorf("known request: reply %v, provider saw %+v", reply, r)
+			}
+			continue
+		}
+		e := reply.GetError()
+		if e == nil || e.GetCode() != string(authz.CodeAuthorizationDeclined) || !strings.Contains(e.GetMessage(), tt.want) {
+			t.Errorf("kind %d op %d: reply %v, want a declined error saying %q", tt.kind, tt.op, reply, tt.want)
+		}
+	}
+	h.consentWG.Wait()
+	if len(asked) != 0 {
+		t.Errorf("the provider was asked %d unknown requests", len(asked))
 	}
 }

@@ -147,16 +147,23 @@ type ConsentRequest struct {
 	Tool    string
 	// Resource names the exact resource ("window:pid=…,id=…" or "display").
 	Resource string
-	// Operation is "observe", "input", "terminate" or "launch".
+	// Operation is Op's name: "observe", "input", "terminate", "launch", "read" or "write".
 	Operation   string
 	Description string
-	// Title, Executable and PID describe the resource's window and process, and Command
-	// is a launch's exact command line (shell-quoted), when the worker knows them. They
-	// are for display only: Resource says exactly what a grant covers.
+	// Kind is the kind of resource asked about (window, process, display, clipboard,
+	// application or file) and Op the operation class asked for. The host passes on only
+	// requests whose kind and operation it knows: a provider never sees an unknown one.
+	Kind authz.ResourceKind
+	Op   authz.Operation
+	// Title, Executable and PID describe the resource's window and process, Command is a
+	// launch's exact command line (shell-quoted) and Path a file's canonical path, when
+	// the worker knows them. They are for display only: Resource says exactly what a
+	// grant covers.
 	Title      string
 	Executable string
 	PID        int
 	Command    string
+	Path       string
 }
 
 // ConsentDecision answers a ConsentRequest.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
-	"github.com/cua-host/cua-host/worker/desktop"
 )
 
 // consentReply is the host's answer to one ConsentRequest: a decision, or an error when the
@@ -129,14 +128,7 @@ func (s *session) obtainConsent(ctx context.Context, toolName string, r authz.Re
 
 // askConsent sends one ConsentRequest and records the grant it returns.
 func (s *session) askConsent(ctx context.Context, toolName string, r authz.Resource) (*authz.Refusal, bool) {
-	req := &cuav1.ConsentRequest{
-		Label: s.label, Tool: toolName, Resource: r.String(), Operation: r.Op.String(),
-		Description: describeConsent(s.label, toolName, r),
-		Title:       r.Title, Executable: r.Executable, Pid: int32(r.PID),
-	}
-	if len(r.Argv) > 0 {
-		req.Command = desktop.QuoteCommand(r.Argv)
-	}
+	req := consentRequest(s.label, toolName, r)
 	s.w.log.Info("asking for consent", "label", s.label, "tool", toolName, "resource", req.Resource, "operation", req.Operation)
 	rep, err := s.w.requestConsent(ctx, req)
 	switch {
@@ -144,6 +136,8 @@ func (s *session) askConsent(ctx context.Context, toolName string, r authz.Resou
 		return authz.Refuse(ctxCode(ctx), "no consent decision before the call ended"), false
 	case err != nil:
 		return authz.Refuse(authz.CodeAuthorizationRequired, "%s on %s needs consent and none could be asked: %v", r.Op, r, err), true
+	case rep.err != nil && rep.err.GetCode() == string(authz.CodeAuthorizationDeclined):
+		return authz.Refuse(authz.CodeAuthorizationDeclined, "the host refused consent for %s on %s: %s", r.Op, r, rep.err.GetMessage()), true
 	case rep.err != nil:
 		return authz.Refuse(authz.CodeAuthorizationRequired, "%s on %s needs consent from the host: %s", r.Op, r, rep.err.GetMessage()), true
 	case !rep.decision.GetGranted():
@@ -155,6 +149,25 @@ func (s *session) askConsent(ctx context.Context, toolName string, r authz.Resou
 	}
 	s.w.log.Info("consent granted", "label", s.label, "resource", req.Resource, "operation", req.Operation, "ttl_seconds", rep.decision.GetTtlSeconds())
 	return nil, false
+}
+
+// consentRequest is the ConsentRequest for a call of toolName in session label on r: the
+// resource's kind and operation as the wire's enums (what the host decides on), its text
+// and its parts for a consent UI to lay out.
+func consentRequest(label, toolName string, r authz.Resource) *cuav1.ConsentRequest {
+	req := &cuav1.ConsentRequest{
+		Label: label, Tool: toolName, Resource: r.String(), Operation: r.Op.String(),
+		Description: describeConsent(label, toolName, r),
+		Title:       r.Title, Executable: r.Executable, Pid: int32(r.PID),
+		Kind: authz.ConsentKindToProto(r.Kind), Op: authz.ConsentOpToProto(r.Op),
+	}
+	if len(r.Argv) > 0 {
+		req.Command = authz.QuoteCommand(r.Argv)
+	}
+	if r.Kind == authz.ResourceFile {
+		req.Path = r.Path
+	}
+	return req
 }
 
 // describeConsent says in plain words what a grant would allow.
@@ -183,7 +196,7 @@ func describeConsent(label, toolName string, r authz.Resource) string {
 		if r.DesktopID != "" {
 			why = "desktop entry " + r.DesktopID + " run differently than declared (in a terminal, or with free arguments)"
 		}
-		return fmt.Sprintf("session %q wants to run the command line: %s (tool %s; %s)", label, desktop.QuoteCommand(r.Argv), toolName, why)
+		return fmt.Sprintf("session %q wants to run the command line: %s (tool %s; %s)", label, authz.QuoteCommand(r.Argv), toolName, why)
 	}
 	verb := map[authz.Operation]string{authz.OpObserve: "observe", authz.OpInput: "send input to", authz.OpTerminate: "terminate"}[r.Op]
 	if verb == "" {

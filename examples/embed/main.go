@@ -77,7 +77,7 @@ func run(ctx context.Context, out string) error {
 		// The embedding application is the consent UI; this one grants whole-display
 		// observation (the screenshot below) and nothing else.
 		Consent: func(ctx context.Context, r host.ConsentRequest) host.ConsentDecision {
-			ok := r.Resource == "display" && r.Operation == "observe"
+			ok := r.Kind == authz.ResourceDisplay && r.Op == authz.OpObserve
 			step("consent asked: %s %s for %s → granted=%v", r.Operation, r.Resource, r.Tool, ok)
 			return host.ConsentDecision{Granted: ok, TTL: time.Minute}
 		},

@@ -15,6 +15,11 @@ func FuzzDecodeControl(f *testing.F) {
 	f.Add(mustMarshal(revokeFrame), uint8(0))
 	f.Add(mustMarshal(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Hello{Hello: &cuav1.Hello{MinVersion: 1, MaxVersion: 1, Generation: make([]byte, 16)}}}), uint8(0))
 	f.Add(mustMarshal(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_PersonActivity{PersonActivity: &cuav1.PersonActivity{Active: true}}}), uint8(0))
+	f.Add(mustMarshal(&cuav1.ControlFrame{ProtocolVersion: 1, CallId: 3, Body: &cuav1.ControlFrame_ConsentRequest{ConsentRequest: &cuav1.ConsentRequest{
+		Label: "s", Tool: "zoom", Resource: "file:/tmp/x", Operation: "write", Path: "/tmp/x",
+		Kind: cuav1.ConsentResourceKind_CONSENT_RESOURCE_KIND_FILE, Op: cuav1.ConsentOperation_CONSENT_OPERATION_WRITE}}}), uint8(0))
+	f.Add(mustMarshal(&cuav1.ControlFrame{ProtocolVersion: 1, CallId: 4, Body: &cuav1.ControlFrame_ConsentRequest{ConsentRequest: &cuav1.ConsentRequest{
+		Label: "s", Kind: cuav1.ConsentResourceKind(77), Op: cuav1.ConsentOperation(-1)}}}), uint8(0))
 	f.Add([]byte{0xff, 0xff}, uint8(0))
 	f.Add([]byte{}, uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, nfds uint8) {

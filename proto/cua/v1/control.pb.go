@@ -24,6 +24,136 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ConsentResourceKind is the kind of resource a ConsentRequest asks about.
+type ConsentResourceKind int32
+
+const (
+	ConsentResourceKind_CONSENT_RESOURCE_KIND_UNSPECIFIED ConsentResourceKind = 0
+	// CONSENT_RESOURCE_KIND_WINDOW: one window of one process, or every window of it.
+	ConsentResourceKind_CONSENT_RESOURCE_KIND_WINDOW ConsentResourceKind = 1
+	// CONSENT_RESOURCE_KIND_PROCESS: one process, by pid.
+	ConsentResourceKind_CONSENT_RESOURCE_KIND_PROCESS ConsentResourceKind = 2
+	// CONSENT_RESOURCE_KIND_DISPLAY: the whole display.
+	ConsentResourceKind_CONSENT_RESOURCE_KIND_DISPLAY ConsentResourceKind = 3
+	// CONSENT_RESOURCE_KIND_CLIPBOARD: the CLIPBOARD selection.
+	ConsentResourceKind_CONSENT_RESOURCE_KIND_CLIPBOARD ConsentResourceKind = 4
+	// CONSENT_RESOURCE_KIND_APPLICATION: a command line to run (command holds it).
+	ConsentResourceKind_CONSENT_RESOURCE_KIND_APPLICATION ConsentResourceKind = 5
+	// CONSENT_RESOURCE_KIND_FILE: one file (path holds it).
+	ConsentResourceKind_CONSENT_RESOURCE_KIND_FILE ConsentResourceKind = 6
+)
+
+// Enum value maps for ConsentResourceKind.
+var (
+	ConsentResourceKind_name = map[int32]string{
+		0: "CONSENT_RESOURCE_KIND_UNSPECIFIED",
+		1: "CONSENT_RESOURCE_KIND_WINDOW",
+		2: "CONSENT_RESOURCE_KIND_PROCESS",
+		3: "CONSENT_RESOURCE_KIND_DISPLAY",
+		4: "CONSENT_RESOURCE_KIND_CLIPBOARD",
+		5: "CONSENT_RESOURCE_KIND_APPLICATION",
+		6: "CONSENT_RESOURCE_KIND_FILE",
+	}
+	ConsentResourceKind_value = map[string]int32{
+		"CONSENT_RESOURCE_KIND_UNSPECIFIED": 0,
+		"CONSENT_RESOURCE_KIND_WINDOW":      1,
+		"CONSENT_RESOURCE_KIND_PROCESS":     2,
+		"CONSENT_RESOURCE_KIND_DISPLAY":     3,
+		"CONSENT_RESOURCE_KIND_CLIPBOARD":   4,
+		"CONSENT_RESOURCE_KIND_APPLICATION": 5,
+		"CONSENT_RESOURCE_KIND_FILE":        6,
+	}
+)
+
+func (x ConsentResourceKind) Enum() *ConsentResourceKind {
+	p := new(ConsentResourceKind)
+	*p = x
+	return p
+}
+
+func (x ConsentResourceKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConsentResourceKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_cua_v1_control_proto_enumTypes[0].Descriptor()
+}
+
+func (ConsentResourceKind) Type() protoreflect.EnumType {
+	return &file_cua_v1_control_proto_enumTypes[0]
+}
+
+func (x ConsentResourceKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConsentResourceKind.Descriptor instead.
+func (ConsentResourceKind) EnumDescriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{0}
+}
+
+// ConsentOperation is the operation class a ConsentRequest asks for; a grant covers one.
+type ConsentOperation int32
+
+const (
+	ConsentOperation_CONSENT_OPERATION_UNSPECIFIED ConsentOperation = 0
+	ConsentOperation_CONSENT_OPERATION_OBSERVE     ConsentOperation = 1
+	ConsentOperation_CONSENT_OPERATION_INPUT       ConsentOperation = 2
+	ConsentOperation_CONSENT_OPERATION_TERMINATE   ConsentOperation = 3
+	ConsentOperation_CONSENT_OPERATION_LAUNCH      ConsentOperation = 4
+	ConsentOperation_CONSENT_OPERATION_READ        ConsentOperation = 5
+	ConsentOperation_CONSENT_OPERATION_WRITE       ConsentOperation = 6
+)
+
+// Enum value maps for ConsentOperation.
+var (
+	ConsentOperation_name = map[int32]string{
+		0: "CONSENT_OPERATION_UNSPECIFIED",
+		1: "CONSENT_OPERATION_OBSERVE",
+		2: "CONSENT_OPERATION_INPUT",
+		3: "CONSENT_OPERATION_TERMINATE",
+		4: "CONSENT_OPERATION_LAUNCH",
+		5: "CONSENT_OPERATION_READ",
+		6: "CONSENT_OPERATION_WRITE",
+	}
+	ConsentOperation_value = map[string]int32{
+		"CONSENT_OPERATION_UNSPECIFIED": 0,
+		"CONSENT_OPERATION_OBSERVE":     1,
+		"CONSENT_OPERATION_INPUT":       2,
+		"CONSENT_OPERATION_TERMINATE":   3,
+		"CONSENT_OPERATION_LAUNCH":      4,
+		"CONSENT_OPERATION_READ":        5,
+		"CONSENT_OPERATION_WRITE":       6,
+	}
+)
+
+func (x ConsentOperation) Enum() *ConsentOperation {
+	p := new(ConsentOperation)
+	*p = x
+	return p
+}
+
+func (x ConsentOperation) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConsentOperation) Descriptor() protoreflect.EnumDescriptor {
+	return file_cua_v1_control_proto_enumTypes[1].Descriptor()
+}
+
+func (ConsentOperation) Type() protoreflect.EnumType {
+	return &file_cua_v1_control_proto_enumTypes[1]
+}
+
+func (x ConsentOperation) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConsentOperation.Descriptor instead.
+func (ConsentOperation) EnumDescriptor() ([]byte, []int) {
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{1}
+}
+
 // JournalPhase says which part of a call a JournalEntry reports.
 type JournalPhase int32
 
@@ -71,11 +201,11 @@ func (x JournalPhase) String() string {
 }
 
 func (JournalPhase) Descriptor() protoreflect.EnumDescriptor {
-	return file_cua_v1_control_proto_enumTypes[0].Descriptor()
+	return file_cua_v1_control_proto_enumTypes[2].Descriptor()
 }
 
 func (JournalPhase) Type() protoreflect.EnumType {
-	return &file_cua_v1_control_proto_enumTypes[0]
+	return &file_cua_v1_control_proto_enumTypes[2]
 }
 
 func (x JournalPhase) Number() protoreflect.EnumNumber {
@@ -84,7 +214,7 @@ func (x JournalPhase) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JournalPhase.Descriptor instead.
 func (JournalPhase) EnumDescriptor() ([]byte, []int) {
-	return file_cua_v1_control_proto_rawDescGZIP(), []int{0}
+	return file_cua_v1_control_proto_rawDescGZIP(), []int{2}
 }
 
 // ControlFrame is the only message sent on the control channel.
@@ -1421,19 +1551,28 @@ type ConsentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Label string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
 	Tool  string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
-	// resource names the exact resource, for example "window:pid=123,id=0x400001" or "display".
+	// resource names the exact resource, for example "window:pid=123,id=0x400001" or "display":
+	// the text a consent UI shows. What kind of resource it is travels in kind.
 	Resource string `protobuf:"bytes,3,opt,name=resource,proto3" json:"resource,omitempty"`
-	// operation is the operation class: "observe", "input" or "terminate".
+	// operation is op's name ("observe", "input", …), for logs; readers decide on op.
 	Operation   string `protobuf:"bytes,4,opt,name=operation,proto3" json:"operation,omitempty"`
 	Description string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
 	// The resource in parts, for a consent UI that lays them out (all optional; resource and
 	// description stay the authoritative text): the window's title, the executable of the
 	// process (or of the program a launch starts), its pid, and for a launch the exact
 	// command line, shell-quoted.
-	Title         string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
-	Executable    string `protobuf:"bytes,7,opt,name=executable,proto3" json:"executable,omitempty"`
-	Pid           int32  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
-	Command       string `protobuf:"bytes,9,opt,name=command,proto3" json:"command,omitempty"`
+	Title      string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
+	Executable string `protobuf:"bytes,7,opt,name=executable,proto3" json:"executable,omitempty"`
+	Pid        int32  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	Command    string `protobuf:"bytes,9,opt,name=command,proto3" json:"command,omitempty"`
+	// kind is the kind of resource asked about and op the operation class asked for. The
+	// host refuses a request whose kind or op it does not know (or that is unspecified):
+	// it never asks anyone about what it cannot describe.
+	Kind ConsentResourceKind `protobuf:"varint,10,opt,name=kind,proto3,enum=cua.v1.ConsentResourceKind" json:"kind,omitempty"`
+	Op   ConsentOperation    `protobuf:"varint,11,opt,name=op,proto3,enum=cua.v1.ConsentOperation" json:"op,omitempty"`
+	// path is the canonical path of the file a CONSENT_RESOURCE_KIND_FILE request reads or
+	// writes; empty for every other kind.
+	Path          string `protobuf:"bytes,12,opt,name=path,proto3" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1527,6 +1666,27 @@ func (x *ConsentRequest) GetPid() int32 {
 func (x *ConsentRequest) GetCommand() string {
 	if x != nil {
 		return x.Command
+	}
+	return ""
+}
+
+func (x *ConsentRequest) GetKind() ConsentResourceKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ConsentResourceKind_CONSENT_RESOURCE_KIND_UNSPECIFIED
+}
+
+func (x *ConsentRequest) GetOp() ConsentOperation {
+	if x != nil {
+		return x.Op
+	}
+	return ConsentOperation_CONSENT_OPERATION_UNSPECIFIED
+}
+
+func (x *ConsentRequest) GetPath() string {
+	if x != nil {
+		return x.Path
 	}
 	return ""
 }
@@ -2502,7 +2662,7 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
 	"\x03all\x18\x02 \x01(\bR\x03all\"!\n" +
 	"\aRevoked\x12\x16\n" +
-	"\x06labels\x18\x01 \x03(\tR\x06labels\"\xf8\x01\n" +
+	"\x06labels\x18\x01 \x03(\tR\x06labels\"\xe7\x02\n" +
 	"\x0eConsentRequest\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1a\n" +
@@ -2514,7 +2674,11 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"executable\x18\a \x01(\tR\n" +
 	"executable\x12\x10\n" +
 	"\x03pid\x18\b \x01(\x05R\x03pid\x12\x18\n" +
-	"\acommand\x18\t \x01(\tR\acommand\"L\n" +
+	"\acommand\x18\t \x01(\tR\acommand\x12/\n" +
+	"\x04kind\x18\n" +
+	" \x01(\x0e2\x1b.cua.v1.ConsentResourceKindR\x04kind\x12(\n" +
+	"\x02op\x18\v \x01(\x0e2\x18.cua.v1.ConsentOperationR\x02op\x12\x12\n" +
+	"\x04path\x18\f \x01(\tR\x04path\"L\n" +
 	"\x0fConsentDecision\x12\x18\n" +
 	"\agranted\x18\x01 \x01(\bR\agranted\x12\x1f\n" +
 	"\vttl_seconds\x18\x02 \x01(\rR\n" +
@@ -2576,7 +2740,23 @@ const file_cua_v1_control_proto_rawDesc = "" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12(\n" +
 	"\x10received_unix_ms\x18\x02 \x01(\x03R\x0ereceivedUnixMs\"(\n" +
 	"\x0ePersonActivity\x12\x16\n" +
-	"\x06active\x18\x01 \x01(\bR\x06active*\x95\x01\n" +
+	"\x06active\x18\x01 \x01(\bR\x06active*\x90\x02\n" +
+	"\x13ConsentResourceKind\x12%\n" +
+	"!CONSENT_RESOURCE_KIND_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cCONSENT_RESOURCE_KIND_WINDOW\x10\x01\x12!\n" +
+	"\x1dCONSENT_RESOURCE_KIND_PROCESS\x10\x02\x12!\n" +
+	"\x1dCONSENT_RESOURCE_KIND_DISPLAY\x10\x03\x12#\n" +
+	"\x1fCONSENT_RESOURCE_KIND_CLIPBOARD\x10\x04\x12%\n" +
+	"!CONSENT_RESOURCE_KIND_APPLICATION\x10\x05\x12\x1e\n" +
+	"\x1aCONSENT_RESOURCE_KIND_FILE\x10\x06*\xe9\x01\n" +
+	"\x10ConsentOperation\x12!\n" +
+	"\x1dCONSENT_OPERATION_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19CONSENT_OPERATION_OBSERVE\x10\x01\x12\x1b\n" +
+	"\x17CONSENT_OPERATION_INPUT\x10\x02\x12\x1f\n" +
+	"\x1bCONSENT_OPERATION_TERMINATE\x10\x03\x12\x1c\n" +
+	"\x18CONSENT_OPERATION_LAUNCH\x10\x04\x12\x1a\n" +
+	"\x16CONSENT_OPERATION_READ\x10\x05\x12\x1b\n" +
+	"\x17CONSENT_OPERATION_WRITE\x10\x06*\x95\x01\n" +
 	"\fJournalPhase\x12\x1d\n" +
 	"\x19JOURNAL_PHASE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13JOURNAL_PHASE_BEGIN\x10\x01\x12\x15\n" +
@@ -2596,83 +2776,87 @@ func file_cua_v1_control_proto_rawDescGZIP() []byte {
 	return file_cua_v1_control_proto_rawDescData
 }
 
-var file_cua_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_cua_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_cua_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_cua_v1_control_proto_goTypes = []any{
-	(JournalPhase)(0),         // 0: cua.v1.JournalPhase
-	(*ControlFrame)(nil),      // 1: cua.v1.ControlFrame
-	(*Hello)(nil),             // 2: cua.v1.Hello
-	(*Credentials)(nil),       // 3: cua.v1.Credentials
-	(*SecretService)(nil),     // 4: cua.v1.SecretService
-	(*Attribute)(nil),         // 5: cua.v1.Attribute
-	(*Sandbox)(nil),           // 6: cua.v1.Sandbox
-	(*Ready)(nil),             // 7: cua.v1.Ready
-	(*Ceiling)(nil),           // 8: cua.v1.Ceiling
-	(*PolicySnapshot)(nil),    // 9: cua.v1.PolicySnapshot
-	(*PolicyLayer)(nil),       // 10: cua.v1.PolicyLayer
-	(*PolicyFile)(nil),        // 11: cua.v1.PolicyFile
-	(*DisplayFacts)(nil),      // 12: cua.v1.DisplayFacts
-	(*CreateSession)(nil),     // 13: cua.v1.CreateSession
-	(*SessionCreated)(nil),    // 14: cua.v1.SessionCreated
-	(*RevokeSession)(nil),     // 15: cua.v1.RevokeSession
-	(*Revoked)(nil),           // 16: cua.v1.Revoked
-	(*ConsentRequest)(nil),    // 17: cua.v1.ConsentRequest
-	(*ConsentDecision)(nil),   // 18: cua.v1.ConsentDecision
-	(*Shutdown)(nil),          // 19: cua.v1.Shutdown
-	(*ControlError)(nil),      // 20: cua.v1.ControlError
-	(*JournalConfig)(nil),     // 21: cua.v1.JournalConfig
-	(*JournalEntry)(nil),      // 22: cua.v1.JournalEntry
-	(*JournalScreenshot)(nil), // 23: cua.v1.JournalScreenshot
-	(*JournalRect)(nil),       // 24: cua.v1.JournalRect
-	(*JournalAck)(nil),        // 25: cua.v1.JournalAck
-	(*StatusRequest)(nil),     // 26: cua.v1.StatusRequest
-	(*WorkerStatus)(nil),      // 27: cua.v1.WorkerStatus
-	(*SessionStatus)(nil),     // 28: cua.v1.SessionStatus
-	(*InFlightCall)(nil),      // 29: cua.v1.InFlightCall
-	(*PersonActivity)(nil),    // 30: cua.v1.PersonActivity
-	(Mode)(0),                 // 31: cua.v1.Mode
-	(Outcome)(0),              // 32: cua.v1.Outcome
+	(ConsentResourceKind)(0),  // 0: cua.v1.ConsentResourceKind
+	(ConsentOperation)(0),     // 1: cua.v1.ConsentOperation
+	(JournalPhase)(0),         // 2: cua.v1.JournalPhase
+	(*ControlFrame)(nil),      // 3: cua.v1.ControlFrame
+	(*Hello)(nil),             // 4: cua.v1.Hello
+	(*Credentials)(nil),       // 5: cua.v1.Credentials
+	(*SecretService)(nil),     // 6: cua.v1.SecretService
+	(*Attribute)(nil),         // 7: cua.v1.Attribute
+	(*Sandbox)(nil),           // 8: cua.v1.Sandbox
+	(*Ready)(nil),             // 9: cua.v1.Ready
+	(*Ceiling)(nil),           // 10: cua.v1.Ceiling
+	(*PolicySnapshot)(nil),    // 11: cua.v1.PolicySnapshot
+	(*PolicyLayer)(nil),       // 12: cua.v1.PolicyLayer
+	(*PolicyFile)(nil),        // 13: cua.v1.PolicyFile
+	(*DisplayFacts)(nil),      // 14: cua.v1.DisplayFacts
+	(*CreateSession)(nil),     // 15: cua.v1.CreateSession
+	(*SessionCreated)(nil),    // 16: cua.v1.SessionCreated
+	(*RevokeSession)(nil),     // 17: cua.v1.RevokeSession
+	(*Revoked)(nil),           // 18: cua.v1.Revoked
+	(*ConsentRequest)(nil),    // 19: cua.v1.ConsentRequest
+	(*ConsentDecision)(nil),   // 20: cua.v1.ConsentDecision
+	(*Shutdown)(nil),          // 21: cua.v1.Shutdown
+	(*ControlError)(nil),      // 22: cua.v1.ControlError
+	(*JournalConfig)(nil),     // 23: cua.v1.JournalConfig
+	(*JournalEntry)(nil),      // 24: cua.v1.JournalEntry
+	(*JournalScreenshot)(nil), // 25: cua.v1.JournalScreenshot
+	(*JournalRect)(nil),       // 26: cua.v1.JournalRect
+	(*JournalAck)(nil),        // 27: cua.v1.JournalAck
+	(*StatusRequest)(nil),     // 28: cua.v1.StatusRequest
+	(*WorkerStatus)(nil),      // 29: cua.v1.WorkerStatus
+	(*SessionStatus)(nil),     // 30: cua.v1.SessionStatus
+	(*InFlightCall)(nil),      // 31: cua.v1.InFlightCall
+	(*PersonActivity)(nil),    // 32: cua.v1.PersonActivity
+	(Mode)(0),                 // 33: cua.v1.Mode
+	(Outcome)(0),              // 34: cua.v1.Outcome
 }
 var file_cua_v1_control_proto_depIdxs = []int32{
-	2,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
-	7,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
-	13, // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
-	14, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
-	15, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
-	16, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
-	17, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
-	18, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
-	19, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
-	20, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
-	22, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
-	25, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
-	26, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
-	27, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
-	30, // 14: cua.v1.ControlFrame.person_activity:type_name -> cua.v1.PersonActivity
-	8,  // 15: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
-	9,  // 16: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
-	12, // 17: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
-	21, // 18: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
-	6,  // 19: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
-	3,  // 20: cua.v1.Hello.credentials:type_name -> cua.v1.Credentials
-	4,  // 21: cua.v1.Credentials.secret_service:type_name -> cua.v1.SecretService
-	5,  // 22: cua.v1.SecretService.attributes:type_name -> cua.v1.Attribute
-	31, // 23: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
-	10, // 24: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
-	10, // 25: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
-	11, // 26: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
-	31, // 27: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
-	0,  // 28: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
-	32, // 29: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
-	23, // 30: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
-	24, // 31: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
-	28, // 32: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
-	29, // 33: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	4,  // 0: cua.v1.ControlFrame.hello:type_name -> cua.v1.Hello
+	9,  // 1: cua.v1.ControlFrame.ready:type_name -> cua.v1.Ready
+	15, // 2: cua.v1.ControlFrame.create_session:type_name -> cua.v1.CreateSession
+	16, // 3: cua.v1.ControlFrame.session_created:type_name -> cua.v1.SessionCreated
+	17, // 4: cua.v1.ControlFrame.revoke_session:type_name -> cua.v1.RevokeSession
+	18, // 5: cua.v1.ControlFrame.revoked:type_name -> cua.v1.Revoked
+	19, // 6: cua.v1.ControlFrame.consent_request:type_name -> cua.v1.ConsentRequest
+	20, // 7: cua.v1.ControlFrame.consent_decision:type_name -> cua.v1.ConsentDecision
+	21, // 8: cua.v1.ControlFrame.shutdown:type_name -> cua.v1.Shutdown
+	22, // 9: cua.v1.ControlFrame.error:type_name -> cua.v1.ControlError
+	24, // 10: cua.v1.ControlFrame.journal_entry:type_name -> cua.v1.JournalEntry
+	27, // 11: cua.v1.ControlFrame.journal_ack:type_name -> cua.v1.JournalAck
+	28, // 12: cua.v1.ControlFrame.status_request:type_name -> cua.v1.StatusRequest
+	29, // 13: cua.v1.ControlFrame.worker_status:type_name -> cua.v1.WorkerStatus
+	32, // 14: cua.v1.ControlFrame.person_activity:type_name -> cua.v1.PersonActivity
+	10, // 15: cua.v1.Hello.ceiling:type_name -> cua.v1.Ceiling
+	11, // 16: cua.v1.Hello.policy:type_name -> cua.v1.PolicySnapshot
+	14, // 17: cua.v1.Hello.display:type_name -> cua.v1.DisplayFacts
+	23, // 18: cua.v1.Hello.journal:type_name -> cua.v1.JournalConfig
+	8,  // 19: cua.v1.Hello.sandbox:type_name -> cua.v1.Sandbox
+	5,  // 20: cua.v1.Hello.credentials:type_name -> cua.v1.Credentials
+	6,  // 21: cua.v1.Credentials.secret_service:type_name -> cua.v1.SecretService
+	7,  // 22: cua.v1.SecretService.attributes:type_name -> cua.v1.Attribute
+	33, // 23: cua.v1.Ceiling.allowed_modes:type_name -> cua.v1.Mode
+	12, // 24: cua.v1.PolicySnapshot.managed:type_name -> cua.v1.PolicyLayer
+	12, // 25: cua.v1.PolicySnapshot.user:type_name -> cua.v1.PolicyLayer
+	13, // 26: cua.v1.PolicyLayer.files:type_name -> cua.v1.PolicyFile
+	33, // 27: cua.v1.CreateSession.mode:type_name -> cua.v1.Mode
+	0,  // 28: cua.v1.ConsentRequest.kind:type_name -> cua.v1.ConsentResourceKind
+	1,  // 29: cua.v1.ConsentRequest.op:type_name -> cua.v1.ConsentOperation
+	2,  // 30: cua.v1.JournalEntry.phase:type_name -> cua.v1.JournalPhase
+	34, // 31: cua.v1.JournalEntry.outcome:type_name -> cua.v1.Outcome
+	25, // 32: cua.v1.JournalEntry.screenshot:type_name -> cua.v1.JournalScreenshot
+	26, // 33: cua.v1.JournalEntry.target:type_name -> cua.v1.JournalRect
+	30, // 34: cua.v1.WorkerStatus.sessions:type_name -> cua.v1.SessionStatus
+	31, // 35: cua.v1.SessionStatus.calls:type_name -> cua.v1.InFlightCall
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_cua_v1_control_proto_init() }
@@ -2703,7 +2887,7 @@ func file_cua_v1_control_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cua_v1_control_proto_rawDesc), len(file_cua_v1_control_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      3,
 			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
