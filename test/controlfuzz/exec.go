@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/hosttest"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 )
@@ -83,7 +84,7 @@ type runner struct {
 	seq     *sequence
 	b       bounds
 	strict  bool
-	w       *host.RawWorker
+	w       *hosttest.RawWorker
 	m       *model
 	out     *outcome
 	dir     string
@@ -115,7 +116,7 @@ func execute(ctx context.Context, seq *sequence, opts execOptions) *outcome {
 		return out
 	}
 	defer os.RemoveAll(dir)
-	w, err := host.SpawnRaw(ctx, host.Options{Logger: opts.logger, WorkerLogLevel: slog.LevelDebug, CloseGrace: 200 * time.Millisecond})
+	w, err := hosttest.SpawnRaw(ctx, host.Options{Logger: opts.logger, WorkerLogLevel: slog.LevelDebug, CloseGrace: 200 * time.Millisecond})
 	if err != nil {
 		out.violate("harness: spawn: %v", err)
 		return out

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/hosttest"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 )
@@ -23,9 +24,9 @@ func knownBug(t *testing.T, format string, args ...any) {
 	t.Fatalf("regression: "+format, args...)
 }
 
-func spawn(t *testing.T) *host.RawWorker {
+func spawn(t *testing.T) *hosttest.RawWorker {
 	t.Helper()
-	w, err := host.SpawnRaw(t.Context(), host.Options{})
+	w, err := hosttest.SpawnRaw(t.Context(), host.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func spawn(t *testing.T) *host.RawWorker {
 	return w
 }
 
-func handshake(t *testing.T, w *host.RawWorker) {
+func handshake(t *testing.T, w *hosttest.RawWorker) {
 	t.Helper()
 	err := w.Control.Send(&cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Hello{Hello: &cuav1.Hello{
 		MinVersion: 1, MaxVersion: 1, Generation: make([]byte, 16), Ceiling: authz.CeilingToProto(authz.DefaultCeiling())}}}, nil)
@@ -46,7 +47,7 @@ func handshake(t *testing.T, w *host.RawWorker) {
 	}
 }
 
-func waitExit(t *testing.T, w *host.RawWorker) int {
+func waitExit(t *testing.T, w *hosttest.RawWorker) int {
 	t.Helper()
 	select {
 	case <-w.Exited():

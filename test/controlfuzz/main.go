@@ -1,5 +1,5 @@
 // Command controlfuzz is the control-channel harness: it starts real workers (this
-// program re-executed through host.SpawnRaw, the host's own spawn path) and drives their
+// program re-executed through hosttest.SpawnRaw, the host's own spawn path) and drives their
 // control channels with generated and mutated frame sequences — valid frames in valid and
 // wrong orders, truncated, oversized and empty frames, unknown kinds, fields and
 // versions, descriptors attached where none belong and missing where one must be,

@@ -1,19 +1,63 @@
-package host
+package hosttest_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/host/hosttest"
+	"github.com/cua-host/cua-host/internal/procfs"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
+	"github.com/cua-host/cua-host/test/testkit"
+	"github.com/cua-host/cua-host/test/testworker"
 )
+
+func TestMain(m *testing.M) {
+	testworker.MaybeRun() // the re-executed test binary becomes a worker here
+	if os.Getenv("GORACE") == "" {
+		// Race-built workers otherwise sleep a second at exit (see host/env_race.go).
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// fdTargets maps each open descriptor of pid to what it points at.
+func fdTargets(t *testing.T, pid int) map[int]string {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	out := map[int]string{}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		out[n] = target
+	}
+	return out
+}
+
+// processGone reports whether pid no longer runs (absent, or a zombie).
+func processGone(pid int) bool { return !procfs.Alive(pid) }
 
 func rawHello() *cuav1.ControlFrame {
 	return &cuav1.ControlFrame{ProtocolVersion: 1, Body: &cuav1.ControlFrame_Hello{Hello: &cuav1.Hello{
@@ -22,12 +66,12 @@ func rawHello() *cuav1.ControlFrame {
 	}}}
 }
 
-func spawnRaw(t *testing.T, opts Options) *RawWorker {
+func spawnRaw(t *testing.T, opts host.Options) *hosttest.RawWorker {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = testLogger(t)
+		opts.Logger = testkit.Logger(t)
 	}
-	w, err := SpawnRaw(t.Context(), opts)
+	w, err := hosttest.SpawnRaw(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("SpawnRaw: %v", err)
 	}
@@ -39,7 +83,7 @@ func spawnRaw(t *testing.T, opts Options) *RawWorker {
 // after end-of-file, and leaves no descriptor behind in the host.
 func TestSpawnRawLifecycle(t *testing.T) {
 	before := len(fdTargets(t, os.Getpid()))
-	w := spawnRaw(t, Options{WorkerLogLevel: -4})
+	w := spawnRaw(t, host.Options{WorkerLogLevel: -4})
 	if _, exited := w.ExitCode(); exited {
 		t.Fatal("ExitCode reports an exit before the worker was told anything")
 	}
@@ -80,7 +124,7 @@ func TestSpawnRawLifecycle(t *testing.T) {
 // TestSpawnRawDeadline: a Recv blocked past the deadline times out and leaves the channel
 // usable.
 func TestSpawnRawDeadline(t *testing.T) {
-	w := spawnRaw(t, Options{})
+	w := spawnRaw(t, host.Options{})
 	w.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 	if _, _, err := w.Control.Recv(); !wire.IsTimeout(err) {
 		t.Fatalf("Recv before Hello = %v, want a timeout", err)
@@ -97,7 +141,7 @@ func TestSpawnRawDeadline(t *testing.T) {
 // TestSpawnRawKill: Kill ends the worker with SIGKILL; Close afterwards is harmless and
 // repeatable.
 func TestSpawnRawKill(t *testing.T) {
-	w := spawnRaw(t, Options{})
+	w := spawnRaw(t, host.Options{})
 	w.Kill()
 	<-w.Exited()
 	if sig, ok := w.Signal(); !ok || sig != syscall.SIGKILL {
@@ -119,7 +163,7 @@ func TestSpawnRawKill(t *testing.T) {
 // TestSpawnRawOversized: with the send buffer forced up, a datagram over the limit
 // reaches the worker, which refuses it as a violation (exit status 2).
 func TestSpawnRawOversized(t *testing.T) {
-	w := spawnRaw(t, Options{})
+	w := spawnRaw(t, host.Options{})
 	granted, err := w.ForceSendBuffer(4 << 20)
 	if err != nil {
 		t.Fatal(err)
@@ -141,26 +185,9 @@ func TestSpawnRawOversized(t *testing.T) {
 	}
 }
 
-func TestBoundedBuffer(t *testing.T) {
-	b := &boundedBuffer{}
-	b.Write([]byte("start\n"))
-	chunk := strings.Repeat("x", 1<<20)
-	for range 6 {
-		b.Write([]byte(chunk))
-	}
-	b.Write([]byte("\npanic: end\n"))
-	s := b.String()
-	if !strings.HasPrefix(s, "start\n") || !strings.HasSuffix(s, "panic: end\n") || !strings.Contains(s, "bytes cut") {
-		t.Errorf("bounded buffer lost its head, tail or cut mark (len %d)", len(s))
-	}
-	if len(s) > MaxRawStderr+100 {
-		t.Errorf("bounded buffer holds %d bytes, limit %d", len(s), MaxRawStderr)
-	}
-}
-
 // ExampleSpawnRaw drives a worker's control channel by hand, as a fuzzing harness does.
 func ExampleSpawnRaw() {
-	w, err := SpawnRaw(context.Background(), Options{})
+	w, err := hosttest.SpawnRaw(context.Background(), host.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

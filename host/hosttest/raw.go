@@ -1,4 +1,9 @@
-package host
+// Package hosttest spawns workers for tests and harnesses that must drive a worker's
+// control channel by hand — control-frame fuzzers, fault injectors, soak tests — in the
+// way net/http/httptest serves net/http's tests. It starts workers through the host's real
+// spawn path (host.SpawnWorker) and is never linked into a shipped binary (the module's
+// import-rules test fails if a production package depends on it).
+package hosttest
 
 import (
 	"bytes"
@@ -12,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/proto/wire"
 )
 
@@ -31,7 +37,7 @@ const rawStderrHead = 64 << 10
 //
 // It is for harnesses — control-frame fuzzers, fault injectors, soak tests — that must
 // send what a well-behaved host never would and watch how the worker reacts. Programs
-// that want a working worker use Start.
+// that want a working worker use host.Start.
 //
 // Its methods are safe for concurrent use, except that Control follows the rules of
 // wire.ControlConn (one reader at a time).
@@ -44,24 +50,20 @@ type RawWorker struct {
 	// ctrlFile is the descriptor Control was built on (wire keeps a pollable descriptor
 	// as it is), used only for deadlines and socket options.
 	ctrlFile *os.File
-	proc     *process
-	opts     Options
+	proc     *host.WorkerProcess
 	stderr   *boundedBuffer
-	// logsDone is closed once the worker's stderr reached end-of-file.
-	logsDone chan struct{}
 
 	closeOnce sync.Once
 }
 
-// SpawnRaw starts a worker exactly as Start does and returns it without a handshake: the
-// worker waits for Hello (Options.StartTimeout does not apply; the worker's own Hello
+// SpawnRaw starts a worker exactly as host.Start does and returns it without a handshake:
+// the worker waits for Hello (Options.StartTimeout does not apply; the worker's own Hello
 // timeout does). The worker's stderr is kept (see Stderr) and, like Start's, forwarded to
 // opts.Logger. ctx bounds the spawn only. On error nothing is left running.
-func SpawnRaw(ctx context.Context, opts Options) (w *RawWorker, err error) {
+func SpawnRaw(ctx context.Context, opts host.Options) (w *RawWorker, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
-	opts.setDefaults()
 	hostEnd, childEnd, err := wire.ControlPair()
 	if err != nil {
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
@@ -71,67 +73,44 @@ func SpawnRaw(ctx context.Context, opts Options) (w *RawWorker, err error) {
 		childEnd.Close()
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			ctrl.Close()
-		}
-	}()
-	c, err := workerChild(opts, "raw worker", childEnd)
+	stderr := &boundedBuffer{}
+	proc, err := host.SpawnWorker(ctx, opts, childEnd, stderr)
 	if err != nil {
+		ctrl.Close()
 		return nil, fmt.Errorf("spawn raw worker: %w", err)
 	}
-	proc, stderrR, err := spawn(opts.Logger, c)
-	if err != nil {
-		return nil, fmt.Errorf("spawn raw worker: %w", err)
-	}
-	w = &RawWorker{
-		Control:  ctrl,
-		ctrlFile: hostEnd,
-		proc:     proc,
-		opts:     opts,
-		stderr:   &boundedBuffer{},
-		logsDone: make(chan struct{}),
-	}
-	go func() {
-		defer close(w.logsDone)
-		defer stderrR.Close()
-		forwardLogs(opts.Logger, proc.pid, io.TeeReader(stderrR, w.stderr))
-	}()
-	return w, nil
+	return &RawWorker{Control: ctrl, ctrlFile: hostEnd, proc: proc, stderr: stderr}, nil
 }
 
 // PID returns the worker's process id (also its process group id).
-func (w *RawWorker) PID() int { return w.proc.pid }
+func (w *RawWorker) PID() int { return w.proc.PID() }
 
 // Exited is closed once the worker has exited and been reaped.
-func (w *RawWorker) Exited() <-chan struct{} { return w.proc.exited }
+func (w *RawWorker) Exited() <-chan struct{} { return w.proc.Exited() }
 
 // ExitCode returns the worker's exit status once it has exited: its exit code, or -1 when
 // a signal ended it (see Signal). Before the exit it returns -1 and false.
 func (w *RawWorker) ExitCode() (code int, exited bool) {
 	select {
-	case <-w.proc.exited:
+	case <-w.proc.Exited():
 	default:
 		return -1, false
 	}
-	if w.proc.state == nil {
+	state := w.proc.State()
+	if state == nil {
 		return -1, true
 	}
-	return w.proc.state.ExitCode(), true
+	return state.ExitCode(), true
 }
 
 // Signal returns the signal that ended the worker, if one did. It reports false while
 // the worker runs and when it exited on its own.
 func (w *RawWorker) Signal() (syscall.Signal, bool) {
-	select {
-	case <-w.proc.exited:
-	default:
+	state := w.proc.State() // nil while the worker runs
+	if state == nil {
 		return 0, false
 	}
-	if w.proc.state == nil {
-		return 0, false
-	}
-	ws, ok := w.proc.state.Sys().(syscall.WaitStatus)
+	ws, ok := state.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() {
 		return 0, false
 	}
@@ -148,7 +127,7 @@ func (w *RawWorker) WaitStderr(timeout time.Duration) string {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case <-w.logsDone:
+	case <-w.proc.StderrDone():
 	case <-t.C:
 	}
 	return w.Stderr()
@@ -195,33 +174,24 @@ func (w *RawWorker) ForceSendBuffer(n int) (int, error) {
 // SendSignal sends sig to the worker process alone (for example SIGSTOP and SIGCONT).
 func (w *RawWorker) SendSignal(sig syscall.Signal) error {
 	select {
-	case <-w.proc.exited:
-		return fmt.Errorf("signal worker %d: %w", w.proc.pid, os.ErrProcessDone)
+	case <-w.proc.Exited():
+		return fmt.Errorf("signal worker %d: %w", w.proc.PID(), os.ErrProcessDone)
 	default:
 	}
-	return unix.Kill(w.proc.pid, sig)
+	return unix.Kill(w.proc.PID(), sig)
 }
 
 // Kill sends SIGKILL to the worker's process group and returns without waiting; Exited
 // is closed once it has been reaped. Safe to repeat.
-func (w *RawWorker) Kill() { w.proc.killGroup() }
+func (w *RawWorker) Kill() { w.proc.Kill() }
 
-// Close stops the worker as Host.Close does: it closes Control (the worker sees
+// Close stops the worker as host.Host.Close does: it closes Control (the worker sees
 // end-of-file), waits up to Options.CloseGrace for the exit, then kills the worker's
 // process group, reaps it and waits (boundedly) for its stderr to drain. It is idempotent.
 func (w *RawWorker) Close() error {
 	w.closeOnce.Do(func() {
 		w.Control.Close()
-		t := time.NewTimer(w.opts.CloseGrace)
-		select {
-		case <-w.proc.exited:
-		case <-t.C:
-		}
-		t.Stop()
-		w.proc.killGroup()
-		<-w.proc.exited
-		w.WaitStderr(time.Second)
-		w.opts.Logger.Debug("raw worker reaped", "pid", w.proc.pid, "state", stateString(w.proc.state))
+		w.proc.Stop()
 	})
 	return nil
 }
