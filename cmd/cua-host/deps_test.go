@@ -52,13 +52,32 @@ func modulePackages(t *testing.T) map[string]pkgInfo {
 // under reports whether pkg is tree or inside it.
 func under(pkg, tree string) bool { return pkg == tree || strings.HasPrefix(pkg, tree+"/") }
 
-// TestShippedBinaryHasNoTestTools: the test-only tools (the side-effect oracle among them)
-// live in internal/testworker, which the shipped binaries must not link.
+// testKits are the module's test-support subtrees: the test programs and kits under test/
+// (test/testworker, the worker with test-only tools such as the side-effect oracle, among
+// them) and host/hosttest (raw workers for harnesses). Only tests and test programs may
+// depend on them.
+var testKits = []string{"test", "host/hosttest"}
+
+// testKit reports whether pkg is a test kit or a test program.
+func testKit(pkg string) bool {
+	for _, k := range testKits {
+		if under(pkg, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestShippedBinaryHasNoTestTools: the shipped binaries link no test kit, so none of the
+// test-only tools (the side-effect oracle among them) can reach a user.
 func TestShippedBinaryHasNoTestTools(t *testing.T) {
 	pkgs := modulePackages(t)
 	for _, bin := range []string{"cmd/cua-host", "cmd/cua-worker"} {
+		if _, ok := pkgs[bin]; !ok {
+			t.Fatalf("go list did not report %s", bin)
+		}
 		for _, d := range pkgs[bin].deps {
-			if under(d, "internal/testworker") {
+			if testKit(d) {
 				t.Errorf("%s links %s", bin, d)
 			}
 		}
@@ -70,7 +89,10 @@ func TestShippedBinaryHasNoTestTools(t *testing.T) {
 // everything, nothing imports cmd, x11 is used only by the worker and never imports authz,
 // policy imports neither; and the untrusted side (mcpproxy, which parses the agent's input)
 // and the caller's library (client) depend on nothing trusted, only on the contract
-// (proto/contract), which itself depends on nothing of the module but proto.
+// (proto/contract), which itself depends on nothing of the module but proto. internal/
+// holds leaf packages only: nothing under it depends on host, worker or authz. Production
+// packages (everything but test/ and host/hosttest; test files are not packages here)
+// never depend on a test kit.
 func TestImportRules(t *testing.T) {
 	pkgs := modulePackages(t)
 	rules := []struct {
@@ -85,6 +107,7 @@ func TestImportRules(t *testing.T) {
 		{"worker", []string{"host", "client", "mcpproxy"}},
 		{"client", []string{"host", "authz", "worker", "policy", "x11", "mcpproxy"}},
 		{"mcpproxy", []string{"host", "authz", "worker", "policy", "x11"}},
+		{"internal", []string{"host", "worker", "authz"}},
 	}
 	for name, p := range pkgs {
 		for _, r := range rules {
@@ -104,6 +127,14 @@ func TestImportRules(t *testing.T) {
 			for _, d := range p.deps {
 				if !under(d, "proto") {
 					t.Errorf("%s depends on %s; the contract may depend only on proto", name, d)
+				}
+			}
+		}
+		// Production code links no test kit.
+		if !testKit(name) {
+			for _, d := range p.deps {
+				if testKit(d) {
+					t.Errorf("%s depends on %s; production packages must not depend on a test kit (test/..., host/hosttest)", name, d)
 				}
 			}
 		}
