@@ -40,3 +40,15 @@ func Aliases(tool string) []string {
 // select or widen authority; Decide ignores them too, and a policy file may
 // not constrain them.
 func Reserved(key string) bool { return strings.HasPrefix(key, "_") }
+
+// AliasNames returns every accepted alternative tool name, sorted: the aliases are
+// declared here and nowhere else (the MCP proxy's unlisted names are checked against
+// them).
+func AliasNames() []string {
+	out := make([]string, 0, len(aliases))
+	for a := range aliases {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}

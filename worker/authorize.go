@@ -58,7 +58,8 @@ func newAuthorizer(hello *cuav1.Hello, cfg *Config) (*authorizer, error) {
 }
 
 // bind completes the authorizer with the registry: the desktop to resolve targets through
-// (closer, when it implements Desktop) and which tools take pid and window_id. It logs every
+// (closer, when it implements Desktop) and what each tool declares it touches
+// (tool.Tool.Touches). It logs every
 // registered tool the inventory does not expose: such a tool is never listed and every call
 // of it is refused.
 func (a *authorizer) bind(reg *tool.Registry, closer io.Closer) {
@@ -83,11 +84,9 @@ func (a *authorizer) bind(reg *tool.Registry, closer io.Closer) {
 		panic(err) // entries of a valid inventory stay valid
 	}
 	a.pipe = authz.NewPipeline(a.pipe.Policy(), restricted)
+	a.res.touches = reg.Declared()
 	for _, t := range reg.Tools() {
-		var schema struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		if json.Unmarshal(t.InputSchema, &schema) == nil && schema.Properties["pid"] != nil && schema.Properties["window_id"] != nil {
+		if t.Touches.Window {
 			a.res.pinnable[t.Name] = true
 		}
 		if _, r := a.pipe.Inventory().Classify(t.Name); r != nil {

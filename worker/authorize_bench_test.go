@@ -99,7 +99,7 @@ func benchAuthorizer(b *testing.B, set *policy.Set) (*authorizer, *session, int,
 	reg := tool.NewRegistry()
 	noop := func(context.Context, *tool.Call) (*tool.Result, error) { return &tool.Result{}, nil }
 	reg.Register(tool.Tool{Name: "noop", Handler: noop})
-	reg.Register(tool.Tool{Name: "click", InputSchema: windowSchema, Handler: noop})
+	reg.Register(tool.Tool{Name: "click", InputSchema: windowSchema, Touches: tool.Touches{Window: true}, Handler: noop})
 	cfg := Config{Now: time.Now, Logger: slog.New(slog.DiscardHandler)}
 	a := &authorizer{now: time.Now, log: cfg.Logger, inventory: inv, pipe: authz.NewPipeline(set, inv),
 		res: &resolver{desk: desk, protect: newProtector(nil), selfPID: os.Getpid(), pinnable: map[string]bool{}}}

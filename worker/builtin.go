@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
@@ -19,7 +18,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Name:         "health_report",
 		Description:  "Report the worker's pid, generation, protocol version and which backends are available.",
 		InputSchema:  []byte(labelSchema),
-		Annotations:  desktop.Annotations("health_report"),
+		Annotations:  tool.InventoryAnnotations("health_report"),
 		OutputSchema: tool.OutputSchema("health_report"),
 		Quick:        true,
 		Handler:      w.healthReport,
@@ -28,7 +27,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Name:         "get_session",
 		Description:  "Describe the calling session (label, mode, expiry, manifest hash) or one of its labels.",
 		InputSchema:  []byte(openLabelSchema),
-		Annotations:  desktop.Annotations("get_session"),
+		Annotations:  tool.InventoryAnnotations("get_session"),
 		OutputSchema: tool.OutputSchema("get_session"),
 		Quick:        true,
 		Handler:      w.getSession,
@@ -37,7 +36,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Name:         "end_session",
 		Description:  "End the calling session: held buttons and keys are released, consent grants are dropped, and every later call is refused with session_ended. With a label (other than the session's own), end only that label: calls carrying it are refused until start_session revives it.",
 		InputSchema:  []byte(openLabelSchema),
-		Annotations:  desktop.Annotations("end_session"),
+		Annotations:  tool.InventoryAnnotations("end_session"),
 		OutputSchema: tool.OutputSchema("end_session"),
 		Handler:      w.endSession,
 	})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/proto/wire"
-	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
@@ -23,7 +22,7 @@ func (w *worker) registerConfig(reg *tool.Registry) {
 		Name:         "get_config",
 		Description:  "Report the effective configuration this session runs under: mode and expiry, policy layers and their SHA-256, the display, the host's ceiling and the worker's limits. Read-only: the host fixes it.",
 		InputSchema:  []byte(labelSchema),
-		Annotations:  desktop.Annotations("get_config"),
+		Annotations:  tool.InventoryAnnotations("get_config"),
 		OutputSchema: tool.OutputSchema("get_config"),
 		Quick:        true,
 		Handler:      w.getConfig,

@@ -15,14 +15,18 @@ type selectionOwners interface {
 	SelectionOwner(ctx context.Context, name string) (pid int, owned bool, err error)
 }
 
-// withPaste adds a clipboard observation to a resolved input call that pastes: the keys
-// ctrl+v, shift+Insert or XF86Paste, or a middle button. A paste moves the selection's
+// withPaste adds a clipboard observation to a resolved input call that pastes, as its tool
+// declares (tool.Touches.Pastes: the keys ctrl+v, shift+Insert or XF86Paste, or a middle
+// button). A paste moves the selection's
 // contents into a window the session can then read, so it is decided as a read of the
 // clipboard — unless every selection it may read is unowned or owned by the session
 // itself (this worker, or a process the session launched): pasting what the session put
 // there reveals nothing.
 func (r *resolver) withPaste(ctx context.Context, s *session, tool string, args map[string]any, res resolution) resolution {
-	if res.Unresolved != nil || res.SelfPID != 0 || res.ProtectedUIPID != 0 || !pastes(tool, args) {
+	if res.Unresolved != nil || res.SelfPID != 0 || res.ProtectedUIPID != 0 {
+		return res
+	}
+	if pastes := r.touches[tool].Pastes; pastes == nil || !pastes(args) {
 		return res
 	}
 	if r.selectionsOwnedBySession(ctx, s) {
@@ -30,44 +34,6 @@ func (r *resolver) withPaste(ctx context.Context, s *session, tool string, args 
 	}
 	res.Also = append(res.Also, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve})
 	return res
-}
-
-// pastes reports whether a call of tool with args is a paste. Arguments that do not parse
-// are no paste here: the handler refuses them before it sends anything.
-func pastes(tool string, args map[string]any) bool {
-	switch tool {
-	case "press_key":
-		key, _ := args["key"].(string)
-		combo, err := x11.ParseKeyCombo(key)
-		if err != nil {
-			return false
-		}
-		mods, err := x11.ParseModifiers(stringList(args["modifier"]))
-		if err != nil {
-			return false
-		}
-		combo.Mods = append(mods, combo.Mods...)
-		return x11.IsPaste(combo)
-	case "hotkey":
-		combo, err := x11.ParseKeyList(stringList(args["keys"]))
-		return err == nil && x11.IsPaste(combo)
-	case "click", "mouse_button_down", "mouse_button_up", "drag":
-		b, _ := args["button"].(string)
-		return b == "middle"
-	}
-	return false
-}
-
-// stringList returns the strings of a JSON array; anything else is nil.
-func stringList(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // selectionsOwnedBySession reports whether every selection a paste may read is unowned or

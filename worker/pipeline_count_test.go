@@ -91,8 +91,8 @@ func TestPipelineCountsOnce(t *testing.T) {
 		return &tool.Result{}, nil
 	}
 	reg := tool.NewRegistry()
-	reg.Register(tool.Tool{Name: "click", InputSchema: windowSchema, Handler: handler})
-	reg.Register(tool.Tool{Name: "type_text", InputSchema: windowSchema, Handler: handler})
+	reg.Register(tool.Tool{Name: "click", InputSchema: windowSchema, Touches: tool.Touches{Window: true}, Handler: handler})
+	reg.Register(tool.Tool{Name: "type_text", InputSchema: windowSchema, Touches: tool.Touches{Window: true}, Handler: handler})
 	reg.Register(tool.Tool{Name: "noop", Handler: handler, Quick: true})
 	s := countingSession(t, desk, reg)
 	s.state.RecordLaunch(own)

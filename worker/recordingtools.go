@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
@@ -35,7 +34,7 @@ func (w *worker) registerRecordingTools(reg *tool.Registry) {
 		{Name: "get_recording_state", Description: "The calling session's recording: whether one runs, its name, turns so far and the next turn's number, its budgets and what is left of them, when it started, why the last one stopped (stopped, max_turns, max_duration, session_ended), and whether the host keeps a journal, screenshots and text.",
 			InputSchema: []byte(emptySchema), Handler: w.recordingState, Quick: true},
 	} {
-		t.Annotations, t.OutputSchema = desktop.Annotations(t.Name), tool.OutputSchema(t.Name)
+		t.Annotations, t.OutputSchema = tool.InventoryAnnotations(t.Name), tool.OutputSchema(t.Name)
 		reg.Register(t)
 	}
 }

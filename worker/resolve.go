@@ -47,10 +47,13 @@ type resolver struct {
 	protect *protector
 	selfPID int
 	procs   procCache
-	// pinnable lists the tools whose schema takes both pid and window_id: a call that
-	// names only a pid (or nothing, for keyboard input) gets the window the decision was
-	// made for written into its arguments, so the handler acts on exactly that window.
+	// pinnable lists the tools that declare Touches.Window: a call that names only a pid
+	// (or nothing, for keyboard input) gets the window the decision was made for written
+	// into its arguments, so the handler acts on exactly that window.
 	pinnable map[string]bool
+	// touches is what each registered tool declares it touches (tool.Tool.Touches), by
+	// name: the only source of the per-tool facts resolution reads.
+	touches map[string]tool.Touches
 }
 
 // resolution is a resolved target plus the arguments to pin.
@@ -83,7 +86,7 @@ func (r *resolver) resolve(ctx context.Context, s *session, tool string, e *auth
 	if e == nil {
 		return res
 	}
-	return r.withFiles(tool, args, res)
+	return r.withFiles(r.touches[tool].Files, args, res)
 }
 
 // resolveTarget finds the resource a call's tool touches (see resolve).
@@ -128,7 +131,7 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 		res.SelfPID = r.self(pid, info)
 		return res
 	case authz.ShapeExecutable:
-		return r.executable(args)
+		return r.executable(tool, args)
 	case authz.ShapeDisplay:
 		return resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceDisplay, Op: e.Operation}}}
 	case authz.ShapeClipboard:

@@ -13,42 +13,27 @@ import (
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
-// fileArg is one argument of a tool that names a file the call reads or writes.
-type fileArg struct {
-	name string
-	op   authz.Operation
-}
-
-// fileArgs lists, per tool, every argument that is a path: each is resolved to a file
-// resource and decided like the call's other resources (a grant in standard mode, the
-// manifest's resources.files in bounded mode). A tool that gains a path argument must be
-// listed here; TestEveryPathArgumentIsResolved checks the registered schemas.
-var fileArgs = map[string][]fileArg{
-	"get_window_state":  {{"screenshot_out_file", authz.OpWrite}},
-	"get_desktop_state": {{"screenshot_out_file", authz.OpWrite}},
-	"zoom":              {{"screenshot_out_file", authz.OpWrite}},
-	"clipboard_write":   {{"image_path", authz.OpRead}, {"file_path", authz.OpRead}},
-}
-
-// withFiles adds to res the files the call names (fileArgs), each as a further resource
+// withFiles adds to res the files the call names (fileArgs, what its tool declares in
+// tool.Touches.Files: each is decided like the call's other resources, a grant in standard
+// mode, the manifest's resources.files in bounded mode), each as a further resource
 // (Target.Also), and writes each file's canonical path into args, so the policy decides
 // on it and the handler opens exactly the file that was decided on. res.files records each
 // file with the identity of the directory the decision saw (tool.Call.Files): the handler
 // reads or writes the file only in that directory. A path that cannot be resolved leaves
 // the call unresolved (invalid_arguments). res is returned unchanged when it is already
 // refused.
-func (r *resolver) withFiles(toolName string, args map[string]any, res resolution) resolution {
+func (r *resolver) withFiles(fileArgs []tool.FileArg, args map[string]any, res resolution) resolution {
 	if res.Unresolved != nil || res.SelfPID != 0 || res.ProtectedUIPID != 0 {
 		return res
 	}
-	for _, fa := range fileArgs[toolName] {
-		v, ok := args[fa.name]
+	for _, fa := range fileArgs {
+		v, ok := args[fa.Arg]
 		if !ok || v == nil {
 			continue
 		}
 		s, ok := v.(string)
 		if !ok {
-			return unresolved(authz.CodeInvalidArguments, "%s must be a string (an absolute path)", fa.name)
+			return unresolved(authz.CodeInvalidArguments, "%s must be a string (an absolute path)", fa.Arg)
 		}
 		path, dir, err := canonicalFile(s)
 		if err != nil {
@@ -56,11 +41,11 @@ func (r *resolver) withFiles(toolName string, args map[string]any, res resolutio
 			if errors.Is(err, safefile.ErrUnsupported) {
 				code = authz.CodeUnsupported
 			}
-			return unresolved(code, "%s %q: %v", fa.name, s, err)
+			return unresolved(code, "%s %q: %v", fa.Arg, s, err)
 		}
-		args[fa.name] = path
-		res.Also = append(res.Also, authz.Resource{Kind: authz.ResourceFile, Op: fa.op, Path: path})
-		res.files = append(res.files, tool.File{Arg: fa.name, Path: path, Dir: dir})
+		args[fa.Arg] = path
+		res.Also = append(res.Also, authz.Resource{Kind: authz.ResourceFile, Op: fa.Op, Path: path})
+		res.files = append(res.files, tool.File{Arg: fa.Arg, Path: path, Dir: dir})
 	}
 	return res
 }

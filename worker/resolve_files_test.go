@@ -13,6 +13,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
+	"github.com/cua-host/cua-host/worker/tool"
 )
 
 // fileTree is a temporary directory with an input file, an output directory, a directory
@@ -245,7 +246,7 @@ func TestFilesNeedConsentInStandardMode(t *testing.T) {
 var pathArgument = regexp.MustCompile(`(^|_)(file|path|dir|directory)$`)
 
 // TestEveryPathArgumentIsResolved: every argument of a shipped tool that names a file is
-// in fileArgs, so no path reaches a handler undecided. launch_path names a program, which
+// declared in its tool.Touches.Files, so no path reaches a handler undecided. launch_path names a program, which
 // the launch resolution decides on; invoke_menu's path is a menu path, not a file.
 func TestEveryPathArgumentIsResolved(t *testing.T) {
 	exempt := map[string]bool{"launch_app/launch_path": true, "invoke_menu/path": true}
@@ -260,19 +261,19 @@ func TestEveryPathArgumentIsResolved(t *testing.T) {
 			if !pathArgument.MatchString(prop) || exempt[tl.Name+"/"+prop] {
 				continue
 			}
-			if !slices.ContainsFunc(fileArgs[tl.Name], func(fa fileArg) bool { return fa.name == prop }) {
+			if !slices.ContainsFunc(tl.Touches.Files, func(fa tool.FileArg) bool { return fa.Arg == prop }) {
 				t.Errorf("%s takes the path argument %q, which fileArgs does not resolve", tl.Name, prop)
 			}
 		}
 	}
 	// A name that only folds to a path argument (encoding/json matches fields that way)
 	// never gets past the pipeline's first stage to a handler.
-	for tool, args := range fileArgs {
-		for _, fa := range args {
-			for _, alias := range []string{strings.ToUpper(fa.name), strings.ToUpper(fa.name[:1]) + fa.name[1:]} {
-				req := newRequest(tool, mustArgs(map[string]any{alias: "/tmp/x"}))
+	for _, tl := range Catalog() {
+		for _, fa := range tl.Touches.Files {
+			for _, alias := range []string{strings.ToUpper(fa.Arg), strings.ToUpper(fa.Arg[:1]) + fa.Arg[1:]} {
+				req := newRequest(tl.Name, mustArgs(map[string]any{alias: "/tmp/x"}))
 				if req.refusal == nil || req.refusal.Code != authz.CodeInvalidArguments {
-					t.Errorf("%s with %s: %v, want invalid_arguments", tool, alias, req.refusal)
+					t.Errorf("%s with %s: %v, want invalid_arguments", tl.Name, alias, req.refusal)
 				}
 			}
 		}
@@ -288,7 +289,7 @@ func TestFilesCarryTheDecidedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := map[string]any{"screenshot_out_file": filepath.Join(ft.root, "out-link", "run", "a.png")}
-	res := (&resolver{}).withFiles("get_desktop_state", args, resolution{})
+	res := (&resolver{}).withFiles(shippedTouches("get_desktop_state").Files, args, resolution{})
 	if res.Unresolved != nil || len(res.files) != 1 {
 		t.Fatalf("withFiles = %v, files %v", res.Unresolved, res.files)
 	}
@@ -302,7 +303,7 @@ func TestFilesCarryTheDecidedDirectory(t *testing.T) {
 		t.Errorf("withFiles recorded %+v (argument %v), want %s in the directory of device %d, inode %d", f, args["screenshot_out_file"], want, st.Dev, st.Ino)
 	}
 	// No path argument, no files: tools without one do no file work.
-	if res := (&resolver{}).withFiles("click", map[string]any{"x": 1.0}, resolution{}); res.files != nil {
+	if res := (&resolver{}).withFiles(shippedTouches("click").Files, map[string]any{"x": 1.0}, resolution{}); res.files != nil {
 		t.Errorf("a call without path arguments carries files %v", res.files)
 	}
 }

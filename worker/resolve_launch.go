@@ -1,24 +1,20 @@
 package worker
 
 import (
-	"os"
-
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/internal/desktopentry"
-	"github.com/cua-host/cua-host/worker/desktop"
 )
 
-// executable resolves launch_app's program: the exact command line it will run (a
-// desktop entry's Exec line with its file or URL arguments, or a program with free
-// arguments), its executable with symbolic links resolved, and whether it is a desktop
-// application the system declares. The desktop entries are read afresh for every call,
-// from the XDG data directories of the worker's environment.
-func (r *resolver) executable(args map[string]any) resolution {
-	req, err := desktop.LaunchRequestFromArgs(args)
-	if err != nil {
-		return resolution{Target: authz.Target{Unresolved: asRefusal(err)}}
+// executable resolves the program a launching tool runs, as the tool declares it
+// (tool.Touches.Launch): the exact command line (a desktop entry's Exec line with its file
+// or URL arguments, or a program with free arguments), its executable with symbolic links
+// resolved, and whether it is a desktop application the system declares. A tool of the
+// executable shape that declares no plan is refused: nothing can be decided on.
+func (r *resolver) executable(toolName string, args map[string]any) resolution {
+	planLaunch := r.touches[toolName].Launch
+	if planLaunch == nil {
+		return resolution{Target: authz.Target{Unresolved: authz.Refuse(authz.CodeUnsupported, "%s declares no program to launch", toolName)}}
 	}
-	plan, err := desktop.PlanLaunch(req, desktopentry.Scan(desktopentry.Dirs(os.Getenv)))
+	plan, err := planLaunch(args)
 	if err != nil {
 		return resolution{Target: authz.Target{Unresolved: asRefusal(err)}}
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/worker/desktop"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
@@ -43,7 +42,7 @@ func (w *worker) registerSessionTools(reg *tool.Registry) {
 		{Name: "get_session_state", Description: "Deprecated: the capture scope of this session or label (fixed by the host).",
 			InputSchema: []byte(openLabelSchema), Handler: w.sessionState, Quick: true},
 	} {
-		t.Annotations, t.OutputSchema = desktop.Annotations(t.Name), tool.OutputSchema(t.Name)
+		t.Annotations, t.OutputSchema = tool.InventoryAnnotations(t.Name), tool.OutputSchema(t.Name)
 		reg.Register(t)
 	}
 }

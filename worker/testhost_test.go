@@ -128,10 +128,10 @@ func (r *recorder) register(reg *tool.Registry) {
 		}
 	}
 	for _, name := range []string{"click", "zoom", "type_text", "kill_app", "get_desktop_state", "clipboard_read", "clipboard_write", "get_screen_size", "list_windows", "scroll", "drag", "mouse_button_up"} {
-		reg.Register(tool.Tool{Name: name, InputSchema: windowSchema, Handler: record(name)})
+		reg.Register(tool.Tool{Name: name, InputSchema: windowSchema, Touches: pinning(shippedTouches(name)), Handler: record(name)})
 	}
 	reg.Register(tool.Tool{Name: "noop", Quick: true, Handler: record("noop")})
-	reg.Register(tool.Tool{Name: "launch_app", Handler: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	reg.Register(tool.Tool{Name: "launch_app", Touches: shippedTouches("launch_app"), Handler: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 		cmd := exec.Command("/usr/bin/sleep", "300")
 		if err := cmd.Start(); err != nil {
 			return nil, err
@@ -145,6 +145,23 @@ func (r *recorder) register(reg *tool.Registry) {
 		r.mu.Unlock()
 		return tool.TextResult("launched", map[string]any{"pid": pid, "window_id": id}), nil
 	}})
+}
+
+// shippedTouches is what the shipped tool name declares it touches (tool.Tool.Touches), for
+// a test tool standing in for it.
+func shippedTouches(name string) tool.Touches {
+	for _, tl := range Catalog() {
+		if tl.Name == name {
+			return tl.Touches
+		}
+	}
+	return tool.Touches{}
+}
+
+// pinning is t with Window set: the test tools all take pid and window_id (windowSchema).
+func pinning(t tool.Touches) tool.Touches {
+	t.Window = true
+	return t
 }
 
 func (r *recorder) stop() {

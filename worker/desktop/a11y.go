@@ -45,13 +45,13 @@ func (d *desk) a11ySpecs() []spec {
 	setValue := elementProps(map[string]prop{"pid": pidProp, "window_id": windowProp,
 		"value": prop{"type": []string{"string", "number"}, "description": "New value: text for an entry (replaces its text), a number for a slider or spin button."}})
 	return []spec{
-		{"get_window_state", "One window's accessibility tree as compact rows `- [i] role \"name\" value=… [states] actions=[…]`, with element tokens for click/type_text/set_value/scroll, plus a screenshot (parts covered by windows the session may not see are painted grey, #808080; screenshot_masked says how much). " +
+		{name: "get_window_state", description: "One window's accessibility tree as compact rows `- [i] role \"name\" value=… [states] actions=[…]`, with element tokens for click/type_text/set_value/scroll, plus a screenshot (parts covered by windows the session may not see are painted grey, #808080; screenshot_masked says how much). " +
 			"Bounded by max_elements, max_depth and timeout_ms (truncated says which). Windows without accessibility return their geometry, degraded.",
-			schema([]string{"pid", "window_id"}, state), d.windowState(true)},
-		{"get_accessibility_tree", "The accessibility tree of pid's window (window_id, else its top-most window), like get_window_state without the screenshot.",
-			schema([]string{"pid"}, walk), d.windowState(false)},
-		{"set_value", "Set an element's value through AT-SPI without moving the pointer or the focus: a slider's or spin button's number (Value), or an entry's text (EditableText, replaced). The value is read back.",
-			schema([]string{"pid", "window_id", "value"}, setValue), d.setValue},
+			schema: schema([]string{"pid", "window_id"}, state), handler: d.windowState(true), touches: writesScreenshot},
+		{name: "get_accessibility_tree", description: "The accessibility tree of pid's window (window_id, else its top-most window), like get_window_state without the screenshot.",
+			schema: schema([]string{"pid"}, walk), handler: d.windowState(false)},
+		{name: "set_value", description: "Set an element's value through AT-SPI without moving the pointer or the focus: a slider's or spin button's number (Value), or an entry's text (EditableText, replaced). The value is read back.",
+			schema: schema([]string{"pid", "window_id", "value"}, setValue), handler: d.setValue},
 	}
 }
 

@@ -514,11 +514,11 @@ func (c *agentCursor) state(ctx context.Context, session string, seat *x11.Seat)
 func (d *desk) cursorSpecs() []spec {
 	num := func(desc string) prop { return prop{"type": []string{"number", "null"}, "description": desc} }
 	return []spec{
-		{"set_agent_cursor_enabled", "Show or hide the session's agent cursor: a cursor distinct from the person's that follows the session's pointer " +
+		{name: "set_agent_cursor_enabled", description: "Show or hide the session's agent cursor: a cursor distinct from the person's that follows the session's pointer " +
 			"(its own pointer gets the theme's cursor; with the core pointer, a click-through overlay follows each pointer action). Off by default.",
-			schema([]string{"session", "enabled"}, map[string]prop{"enabled": boolProp("true shows the agent cursor, false hides it.")}), d.setCursorEnabled},
-		{"set_agent_cursor_motion", "Set how the session's agent cursor overlay moves (only the fields given; null keeps a value): glide duration and path, idle hiding.",
-			schema([]string{"session"}, map[string]prop{
+			schema: schema([]string{"session", "enabled"}, map[string]prop{"enabled": boolProp("true shows the agent cursor, false hides it.")}), handler: d.setCursorEnabled},
+		{name: "set_agent_cursor_motion", description: "Set how the session's agent cursor overlay moves (only the fields given; null keeps a value): glide duration and path, idle hiding.",
+			schema: schema([]string{"session"}, map[string]prop{
 				"start_handle":         num("Glide path: first handle, fraction of the way (0–1)."),
 				"end_handle":           num("Glide path: second handle, fraction of the way back from the end (0–1)."),
 				"arc_size":             num("Glide path: sideways bulge, fraction of the distance (0–1)."),
@@ -528,14 +528,14 @@ func (d *desk) cursorSpecs() []spec {
 				"dwell_after_click_ms": num("Kept and reported; no effect on X11 (0–5000)."),
 				"idle_hide_ms":         num("Hide the overlay after this many ms without a pointer action (0 never, up to 600000)."),
 				"turn_radius":          num("Kept and reported; no effect on X11 (0–1000)."),
-			}), d.setCursorMotion},
-		{"set_agent_cursor_theme", "Select an installed theme for the session's agent cursor (" + themeIDs() + ") and reduced motion (on: no glides).",
-			schema([]string{"session", "theme_id"}, map[string]prop{
+			}), handler: d.setCursorMotion},
+		{name: "set_agent_cursor_theme", description: "Select an installed theme for the session's agent cursor (" + themeIDs() + ") and reduced motion (on: no glides).",
+			schema: schema([]string{"session", "theme_id"}, map[string]prop{
 				"theme_id":       prop{"type": "string", "minLength": 1, "maxLength": 200, "description": "Installed theme id: " + themeIDs() + "."},
 				"reduced_motion": prop{"type": "string", "enum": []string{"auto", "on", "off"}, "default": "auto", "description": "on: the overlay jumps instead of gliding; auto and off glide."},
-			}), d.setCursorTheme},
-		{"get_agent_cursor_state", "Return the session's agent cursor: enabled, position, theme, visual state and motion.",
-			schema([]string{"session"}, nil), d.cursorState},
+			}), handler: d.setCursorTheme},
+		{name: "get_agent_cursor_state", description: "Return the session's agent cursor: enabled, position, theme, visual state and motion.",
+			schema: schema([]string{"session"}, nil), handler: d.cursorState},
 	}
 }
 

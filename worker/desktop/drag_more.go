@@ -49,14 +49,14 @@ func (d *desk) dragMoreSpecs() []spec {
 			"description": "The drags (2–8), each a path or a straight segment inside the window."},
 	}
 	return []spec{
-		{"mouse_drag", "Move a button the session holds (after mouse_button_down) to x,y in steps motion events over duration_ms, without releasing it; mouse_button_up releases it. " +
+		{name: "mouse_drag", description: "Move a button the session holds (after mouse_button_down) to x,y in steps motion events over duration_ms, without releasing it; mouse_button_up releases it. " +
 			"Coordinates and target as move_cursor; delivery_mode must reach the pointer that pressed the button. Refused when this session holds no button there.",
-			schema([]string{"x", "y"}, mouseDrag), d.mouseDrag},
-		{"parallel_mouse_drag", "Run 2–8 drags at the same time inside one window (pid and window_id): each drag gets a temporary XInput2 master pointer of its own, presses once, glides through its path and releases once; " +
+			schema: schema([]string{"x", "y"}, mouseDrag), handler: d.mouseDrag},
+		{name: "parallel_mouse_drag", description: "Run 2–8 drags at the same time inside one window (pid and window_id): each drag gets a temporary XInput2 master pointer of its own, presses once, glides through its path and releases once; " +
 			"the person's pointer does not move, and the temporary pointers are removed afterwards. One window per call (the reference driver keys drags by session and window). " +
 			"A drag is a path of window-relative waypoints or a straight segment; function paths (fn) are not supported. " +
 			"Refused with background_unavailable where the X server cannot create master pointers; never imitated with the core pointer.",
-			schema([]string{"drags"}, parallel), d.parallelDrag},
+			schema: schema([]string{"drags"}, parallel), handler: d.parallelDrag},
 	}
 }
 

@@ -25,14 +25,14 @@ func (d *desk) keyboardSpecs() []spec {
 	hot := targetProps(map[string]prop{"keys": prop{"type": "array", "items": prop{"type": "string"}, "minItems": 2, "maxItems": 8,
 		"description": `Keys pressed together, modifiers first: ["ctrl", "shift", "t"].`}})
 	return []spec{
-		{"type_text", "Type text into the focused window or into pid/window_id, through the session's own keyboard (given the window's focus) or the core one after bringing the window to the front (delivery_mode). Characters missing from the keymap are typed through temporarily remapped keycodes. " +
+		{name: "type_text", description: "Type text into the focused window or into pid/window_id, through the session's own keyboard (given the window's focus) or the core one after bringing the window to the front (delivery_mode). Characters missing from the keymap are typed through temporarily remapped keycodes. " +
 			"With an element (element_token and its pid/window_id), the text is appended to an editable element through AT-SPI and read back (no focus change). " +
 			"When typing stops part-way (the window went away or lost the focus), the result is an error with code type_text_incomplete saying how many characters arrived.",
-			schema([]string{"text"}, text), d.typeText},
-		{"press_key", "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
-			schema([]string{"key"}, press), d.pressKey},
-		{"hotkey", "Press a key combination (modifiers then keys, released in reverse).",
-			schema([]string{"keys"}, hot), d.hotkey},
+			schema: schema([]string{"text"}, text), handler: d.typeText},
+		{name: "press_key", description: "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
+			schema: schema([]string{"key"}, press), handler: d.pressKey, touches: tool.Touches{Pastes: pressKeyPastes}},
+		{name: "hotkey", description: "Press a key combination (modifiers then keys, released in reverse).",
+			schema: schema([]string{"keys"}, hot), handler: d.hotkey, touches: tool.Touches{Pastes: hotkeyPastes}},
 	}
 }
 

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/internal/desktopentry"
+	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
 
@@ -32,19 +32,17 @@ type LaunchRequest struct {
 }
 
 // LaunchPlan is exactly what a launch_app call runs.
-type LaunchPlan struct {
-	// Argv is the command line: Argv[0] is the absolute path executed.
-	Argv []string
-	// Executable is Argv[0] with symbolic links resolved (what /proc/PID/exe will say).
-	Executable string
-	// DesktopID is the desktop entry the launch runs, or "".
-	DesktopID string
-	// Declared is true when the launch is a desktop entry's Exec line with only the file
-	// or URL arguments its field codes take, outside a terminal: a desktop application the
-	// system declares. Everything else needs consent in standard mode.
-	Declared bool
-	// Why says why a launch is not Declared ("" when it is).
-	Why string
+type LaunchPlan = tool.LaunchPlan
+
+// planLaunchArgs is what launch_app declares it touches (tool.Touches.Launch): the
+// program its decoded arguments name, planned against the desktop entries of the XDG
+// data directories of the worker's environment, read afresh for every call.
+func planLaunchArgs(args map[string]any) (*LaunchPlan, error) {
+	req, err := LaunchRequestFromArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return PlanLaunch(req, desktopentry.Scan(desktopentry.Dirs(os.Getenv)))
 }
 
 // LaunchRequestFromArgs reads launch_app's name, launch_path, additional_arguments and
@@ -317,65 +315,5 @@ func checkURL(a string) error {
 // quoteArg quotes one argument for a message (Go syntax: control characters escaped).
 func quoteArg(a string) string { return fmt.Sprintf("%q", a) }
 
-// QuoteCommand renders argv as one shell-quoted line a person can read and paste: plain
-// arguments as they are, others in single quotes, and any argument holding a control or
-// non-printing character (a newline, an escape, a bidirectional override) in $'…' with
-// every such character escaped, so the line shows exactly what runs and nothing can
-// rewrite the text around it.
-func QuoteCommand(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = quoteShell(a)
-	}
-	return strings.Join(out, " ")
-}
-
-func quoteShell(a string) string {
-	if a == "" {
-		return "''"
-	}
-	plain := true
-	printable := true
-	for _, r := range a {
-		switch {
-		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r)):
-		case r == utf8.RuneError || unicode.IsControl(r) || !unicode.IsPrint(r):
-			plain, printable = false, false
-		default:
-			plain = false
-		}
-	}
-	if plain {
-		return a
-	}
-	if printable {
-		return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	var b strings.Builder
-	b.WriteString("$'")
-	for i, w := 0, 0; i < len(a); i += w {
-		r, size := utf8.DecodeRuneInString(a[i:])
-		w = size
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, a[i])
-		case r == '\'' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x80 && (unicode.IsControl(r)):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r > 0xffff && (unicode.IsControl(r) || !unicode.IsPrint(r)):
-			fmt.Fprintf(&b, `\U%08x`, r)
-		case unicode.IsControl(r) || !unicode.IsPrint(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteString("'")
-	return b.String()
-}
+// QuoteCommand is authz.QuoteCommand: argv as one shell-quoted line a person can read.
+func QuoteCommand(argv []string) string { return authz.QuoteCommand(argv) }

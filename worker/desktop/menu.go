@@ -23,9 +23,9 @@ func (d *desk) menuSpecs() []spec {
 			"items":       prop{"type": "string", "minLength": 1, "maxLength": MaxMenuLabelChars}},
 	}
 	return []spec{
-		{"invoke_menu", "Invoke an item of a window's menu bar by its path, through AT-SPI: each level is resolved in the application as it is at that moment (the menu bar entry path[0] is opened, then path[1] is looked for among the entries that appear, and so on) and the last item is activated. " +
+		{name: "invoke_menu", description: "Invoke an item of a window's menu bar by its path, through AT-SPI: each level is resolved in the application as it is at that moment (the menu bar entry path[0] is opened, then path[1] is looked for among the entries that appear, and so on) and the last item is activated. " +
 			"The pointer and the focus do not move. A segment that is missing, ambiguous or disabled, a submenu named as the last segment, or an item without submenu before it, is refused naming the segment and what the level held; nothing further is invoked and the menus opened are closed again. Never falls back to pointer input.",
-			schema([]string{"pid", "window_id", "path"}, props), d.invokeMenu},
+			schema: schema([]string{"pid", "window_id", "path"}, props), handler: d.invokeMenu},
 	}
 }
 

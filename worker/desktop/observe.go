@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -28,16 +29,16 @@ func (d *desk) observeSpecs() []spec {
 		"format": captureProps["format"], "quality": captureProps["quality"],
 	}
 	return []spec{
-		{"list_windows", "List top-level windows, top-most first, with pid (server-observed when possible), title, class, frame in desktop coordinates and state.",
-			schema(nil, map[string]prop{"pid": pidProp}), d.listWindows},
-		{"list_apps", "List applications (processes owning windows) with executable and window ids.",
-			schema(nil, nil), d.listApps},
-		{"get_screen_size", "Return the desktop size in pixels.", schema(nil, nil), d.screenSize},
-		{"get_cursor_position", "Return the pointer position in desktop coordinates.", schema(nil, nil), d.cursorPosition},
-		{"get_desktop_state", "Screenshot of the whole desktop, downscaled so its longer side is at most max_dimension (scale reported), plus the window list.",
-			schema(nil, desktopProps), d.desktopState},
-		{"zoom", "Capture a region of a window at full resolution (x1,y1)-(x2,y2), window-relative. Parts covered by windows the session may not see are painted grey (#808080); structuredContent.masked says how much.",
-			schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), d.zoom},
+		{name: "list_windows", description: "List top-level windows, top-most first, with pid (server-observed when possible), title, class, frame in desktop coordinates and state.",
+			schema: schema(nil, map[string]prop{"pid": pidProp}), handler: d.listWindows},
+		{name: "list_apps", description: "List applications (processes owning windows) with executable and window ids.",
+			schema: schema(nil, nil), handler: d.listApps},
+		{name: "get_screen_size", description: "Return the desktop size in pixels.", schema: schema(nil, nil), handler: d.screenSize},
+		{name: "get_cursor_position", description: "Return the pointer position in desktop coordinates.", schema: schema(nil, nil), handler: d.cursorPosition},
+		{name: "get_desktop_state", description: "Screenshot of the whole desktop, downscaled so its longer side is at most max_dimension (scale reported), plus the window list.",
+			schema: schema(nil, desktopProps), handler: d.desktopState, touches: writesScreenshot},
+		{name: "zoom", description: "Capture a region of a window at full resolution (x1,y1)-(x2,y2), window-relative. Parts covered by windows the session may not see are painted grey (#808080); structuredContent.masked says how much.",
+			schema: schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), handler: d.zoom, touches: writesScreenshot},
 	}
 }
 
@@ -363,3 +364,7 @@ func zoomRect(x1, y1, x2, y2 *float64) (x11.Rect, error) {
 	}
 	return x11.Rect{X: v[0], Y: v[1], Width: v[2] - v[0], Height: v[3] - v[1]}, nil
 }
+
+// writesScreenshot is what the capture tools touch beyond their target: the file that
+// screenshot_out_file names, written.
+var writesScreenshot = tool.Touches{Files: []tool.FileArg{{Arg: "screenshot_out_file", Op: authz.OpWrite}}}

@@ -55,6 +55,10 @@ type spec struct {
 	description string
 	schema      json.RawMessage
 	handler     tool.Handler
+	// touches is what a call touches beyond the inventory's shape (the paste keys, the
+	// files it names, the program it launches); Register adds Window for a schema taking
+	// pid and window_id.
+	touches tool.Touches
 }
 
 // Register adds the desktop tools, the backend's capabilities and its release hook to reg.
@@ -84,8 +88,10 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 		if b == nil {
 			h = unavailable(opts.Unavailable)
 		}
+		touches := s.touches
+		touches.Window = takesWindow(s.schema)
 		reg.Register(tool.Tool{Name: s.name, Description: s.description, InputSchema: s.schema, OutputSchema: tool.OutputSchema(s.name),
-			Annotations: Annotations(s.name), Handler: h})
+			Annotations: tool.InventoryAnnotations(s.name), Touches: touches, Handler: h})
 	}
 }
 
@@ -131,17 +137,17 @@ func unavailable(why error) tool.Handler {
 	}
 }
 
-// Annotations returns the MCP annotations the shipped inventory gives the tool name, as a
-// registry carries them: the inventory is their only source (tools/list reads it
-// directly). It panics for a tool the inventory does not list, a programmer error at
-// registration.
-func Annotations(name string) tool.Annotations {
-	e, ok := authz.DefaultInventory().Lookup(name)
-	if !ok {
-		panic(fmt.Sprintf("desktop: tool %q is not in the inventory", name))
+// Annotations is tool.InventoryAnnotations: the MCP annotations the shipped inventory gives
+// the tool name.
+func Annotations(name string) tool.Annotations { return tool.InventoryAnnotations(name) }
+
+// takesWindow reports whether a tool's input schema takes both pid and window_id: a call
+// naming only the pid gets the decided window pinned (tool.Touches.Window).
+func takesWindow(schema json.RawMessage) bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
 	}
-	a := e.Annotations
-	return tool.Annotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+	return json.Unmarshal(schema, &s) == nil && s.Properties["pid"] != nil && s.Properties["window_id"] != nil
 }
 
 func (d *desk) specs() []spec {

@@ -38,11 +38,11 @@ func (d *desk) secretSpecs() []spec {
 	}
 	typ := targetProps(map[string]prop{"handle": boundedStr("The credential to type, a handle from find_credentials.", credential.MaxHandleBytes)})
 	return []spec{
-		{"find_credentials", "List the credentials the operator made available to this session: each one's handle, label and non-secret attributes (never the secret, nor its length). Type one with type_secret.",
-			schema(nil, find), d.findCredentials},
-		{"type_secret", "Type a credential's secret into the focused window or into pid/window_id, like type_text, without the secret appearing in the arguments, the result or any log: the worker reads it at this moment and forgets it once the keys are sent. " +
+		{name: "find_credentials", description: "List the credentials the operator made available to this session: each one's handle, label and non-secret attributes (never the secret, nor its length). Type one with type_secret.",
+			schema: schema(nil, find), handler: d.findCredentials},
+		{name: "type_secret", description: "Type a credential's secret into the focused window or into pid/window_id, like type_text, without the secret appearing in the arguments, the result or any log: the worker reads it at this moment and forgets it once the keys are sent. " +
 			"It types only while the window's keyboard focus is on a password field (accessible role \"password text\": a login form's password input, a password dialog); anywhere else it is refused permission_denied with nothing typed, unless the operator allowed that credential in any field. Click or focus the password field first. The result says only whether it was typed.",
-			schema([]string{"handle"}, typ), d.typeSecret},
+			schema: schema([]string{"handle"}, typ), handler: d.typeSecret},
 	}
 }
 

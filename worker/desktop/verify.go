@@ -90,9 +90,9 @@ func (d *desk) verifySpecs() []spec {
 		"include_screenshot": prop{"type": []string{"boolean", "null"}, "description": "Also return the window's screenshot at the end, uninterpreted."},
 	}
 	return []spec{
-		{"verify_state", "Verify predicates on one window (pid + window_id): that it exists or is gone, its frame within a tolerance, and accessible elements that exist, are enabled, selected or hold a value. " +
+		{name: "verify_state", description: "Verify predicates on one window (pid + window_id): that it exists or is gone, its frame within a tolerance, and accessible elements that exist, are enabled, selected or hold a value. " +
 			"Samples every 100 ms until every predicate holds for stable_samples samples in a row or timeout_ms passes. A verification that does not hold is a successful call with status unsatisfied or unknown (each predicate says which and why), never an error. Reads only.",
-			schema([]string{"pid", "window_id", "expect"}, props), d.verifyState},
+			schema: schema([]string{"pid", "window_id", "expect"}, props), handler: d.verifyState},
 	}
 }
 

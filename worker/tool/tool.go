@@ -43,6 +43,10 @@ type Tool struct {
 	// the session's reader goroutine (no handoff); other calls get their own goroutine so
 	// the session keeps reading (for Cancel) while they run.
 	Quick bool
+	// Touches is what a call touches beyond the inventory's shape: the window it pins,
+	// whether it pastes, the files it names, the program it launches. It is declared here
+	// and nowhere else; the authorizer resolves a call's resources from it.
+	Touches Touches
 	// Handler runs the tool.
 	Handler Handler
 }
