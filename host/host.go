@@ -127,8 +127,7 @@ func Start(ctx context.Context, opts Options) (h *Host, err error) {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	if secrets != nil {
-		// At contract.WorkerCredentialsFD; spawn takes ownership.
-		c.files = append(c.files, inherited{"credentials", secrets})
+		c.files = append(c.files, inherited{contract.WorkerCredentials, secrets}) // spawn takes ownership
 		secrets = nil
 	}
 	// spawn closes our copy of the child's end at once: a worker that dies before Ready
@@ -187,17 +186,17 @@ func workerChild(opts Options, role string, control *os.File) (child, error) {
 		path:          opts.WorkerPath,
 		args:          opts.WorkerArgs,
 		envOverrides:  opts.Env,
-		files:         []inherited{{"control", control}},
+		files:         []inherited{{contract.WorkerControl, control}},
 		captureStderr: true,
 	}
 	if c.path == "" {
 		c.path = "/proc/self/exe"
 		if c.args == nil {
-			c.args = []string{"__worker"}
+			c.args = []string{contract.WorkerSubcommand}
 		}
 	}
 	c.args = append([]string{"cua-worker"}, c.args...)
-	c.args = append(c.args, "--log-level", levelName(opts.WorkerLogLevel))
+	c.args = append(c.args, contract.WorkerFlags{LogLevel: opts.WorkerLogLevel}.Args()...)
 	if opts.WorkerSHA256 != "" {
 		f, err := openPinned(c.path, opts.WorkerSHA256)
 		if err != nil {
@@ -207,18 +206,6 @@ func workerChild(opts Options, role string, control *os.File) (child, error) {
 		c.pinned = f
 	}
 	return c, nil
-}
-
-func levelName(l slog.Level) string {
-	switch {
-	case l < slog.LevelInfo:
-		return "debug"
-	case l < slog.LevelWarn:
-		return "info"
-	case l < slog.LevelError:
-		return "warn"
-	}
-	return "error"
 }
 
 func envNames(env []string) []string {

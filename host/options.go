@@ -22,8 +22,9 @@ type Options struct {
 	// /proc/self/exe (same inode, no path race) with WorkerArgs. Embedders whose binary is
 	// not cua-host point it at cmd/cua-worker.
 	WorkerPath string
-	// WorkerArgs are the arguments before the worker's own flags; nil means
-	// ["__worker"] for the re-executed binary and none for a WorkerPath.
+	// WorkerArgs are the arguments before the worker's own flags (contract.WorkerFlags);
+	// nil means [contract.WorkerSubcommand] for the re-executed binary and none for a
+	// WorkerPath.
 	WorkerArgs []string
 	// WorkerSHA256, when set, pins the worker binary: the host opens the file, hashes the
 	// open descriptor and executes that same descriptor, never the path twice.

@@ -2,12 +2,14 @@ package host
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cua-host/cua-host/policy"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 )
 
@@ -95,7 +97,7 @@ allow if input.tool != "panic"
 // TestTamperedPolicyRefused: a worker refuses a Hello whose policy files do not hash to
 // the hash the host sent, and never becomes Ready.
 func TestTamperedPolicyRefused(t *testing.T) {
-	w := spawnRawWorker(t)
+	w := spawnRawWorker(t, contract.WorkerFlags{LogLevel: slog.LevelDebug})
 	f := w.hello()
 	f.GetHello().Policy = &cuav1.PolicySnapshot{User: &cuav1.PolicyLayer{
 		Kind:   "yaml",

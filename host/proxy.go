@@ -25,11 +25,12 @@ type ProxyOptions struct {
 	// Path is the proxy binary; empty means this program re-executed through
 	// /proc/self/exe with Args.
 	Path string
-	// Args are the arguments before Flags; nil means ["__mcp-proxy"] for the re-executed
-	// binary and none for a Path.
+	// Args are the arguments before Flags; nil means [contract.ProxySubcommand] for the
+	// re-executed binary and none for a Path.
 	Args []string
-	// Flags are appended to Args (for example --http ADDR, --log-level L).
-	Flags []string
+	// Flags are the proxy's flags, written after Args (contract.ProxyFlags.Args). Their
+	// Endpoint and EndpointHTTP are set by StartProxy from Endpoint and HTTPListener.
+	Flags contract.ProxyFlags
 	// Session is the proxy's end of a session channel (wire.SessionPair). StartProxy
 	// takes ownership: the child receives it at contract.ProxySessionFD and the host's copy is
 	// closed before StartProxy returns, whatever happens.
@@ -103,37 +104,37 @@ func StartProxy(opts ProxyOptions) (p *Proxy, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: bootstrap pipe: %w", err)
 	}
+	flags := opts.Flags
+	flags.Endpoint, flags.EndpointHTTP = opts.Endpoint != nil, opts.HTTPListener != nil
+	if err := flags.Check(); err != nil {
+		bootR.Close()
+		bootW.Close()
+		return nil, fmt.Errorf("start proxy: %w", err)
+	}
+	files := map[contract.Descriptor]*os.File{
+		contract.ProxySession: opts.Session, contract.ProxyBootstrap: bootR,
+		contract.ProxyEndpoint: opts.Endpoint, contract.ProxyHTTPListener: opts.HTTPListener,
+	}
+	opts.Session, opts.Endpoint, opts.HTTPListener = nil, nil, nil // spawn owns them now
 	c := child{
 		role:      "MCP proxy",
 		path:      opts.Path,
 		args:      opts.Args,
 		noDesktop: true,
-		files: []inherited{ // contract.ProxySessionFD, contract.ProxyBootstrapFD
-			{"session", opts.Session}, {"bootstrap", bootR},
-		},
-		stdin:  stream{"agent-stdin", opts.Stdin},
-		stdout: stream{"agent-stdout", opts.Stdout},
-		stderr: stream{"logs", opts.Stderr},
+		stdin:     stream{"agent-stdin", opts.Stdin},
+		stdout:    stream{"agent-stdout", opts.Stdout},
+		stderr:    stream{"logs", opts.Stderr},
 	}
-	opts.Session = nil // spawn owns it now
-	var flags []string
-	if opts.Endpoint != nil { // contract.ProxyEndpointFD
-		c.files = append(c.files, inherited{"endpoint", opts.Endpoint})
-		flags = append(flags, "--endpoint")
-		opts.Endpoint = nil
-	}
-	if opts.HTTPListener != nil { // contract.ProxyHTTPListenerFD
-		c.files = append(c.files, inherited{"http-listener", opts.HTTPListener})
-		flags = append(flags, "--endpoint-http")
-		opts.HTTPListener = nil
+	for _, d := range flags.Descriptors() { // exactly those the flags tell the proxy to expect
+		c.files = append(c.files, inherited{d, files[d]})
 	}
 	if c.path == "" {
 		c.path = "/proc/self/exe"
 		if c.args == nil {
-			c.args = []string{"__mcp-proxy"}
+			c.args = []string{contract.ProxySubcommand}
 		}
 	}
-	c.args = append(append(append([]string{"cua-mcp-proxy"}, c.args...), flags...), opts.Flags...)
+	c.args = append(append([]string{"cua-mcp-proxy"}, c.args...), flags.Args()...)
 	proc, _, err := spawn(opts.Logger, c)
 	if err != nil {
 		bootW.Close()
@@ -230,8 +231,8 @@ func (h *Host) CreateSessionOn(ctx context.Context, spec SessionSpec, theirs *os
 		Mode:           authz.ModeToProto(spec.Mode),
 		TtlSeconds:     uint32(spec.TTL / time.Second),
 		IdleTtlSeconds: uint32(spec.IdleTTL / time.Second),
-		ClientKind:     spec.ClientKind,
-		Transport:      spec.Transport,
+		ClientKind:     string(spec.ClientKind),
+		Transport:      string(spec.Transport),
 		Tools:          spec.Tools,
 		ExcludeTools:   spec.ExcludeTools,
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 )
@@ -45,11 +46,11 @@ type SessionSpec struct {
 	TTL     time.Duration
 	IdleTTL time.Duration
 	// ClientKind and Transport say how the session is reached, as get_session reports it
-	// (the reference contract's values: ClientKind "cli", "direct" or "mcp"; Transport
-	// "cli", "daemon", "mcp_stdio" or "mcp_http"). Empty means "direct" and "daemon": a
-	// program calling through this package. They grant nothing.
-	ClientKind string
-	Transport  string
+	// (the reference contract's values, contract.ClientKinds and contract.Transports).
+	// Empty means contract.ClientDirect and contract.TransportDaemon: a program calling
+	// through this package. They grant nothing.
+	ClientKind contract.ClientKind
+	Transport  contract.Transport
 	// Tools and ExcludeTools select the tools the session serves: when Tools is not empty,
 	// those and no other; never those in ExcludeTools (authz.NewToolSelection checks the
 	// names). The worker leaves the others out of tools/list and refuses their calls with

@@ -10,15 +10,18 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 // spawnFDFloor is the lowest descriptor number a pinned worker binary is duplicated to. It
-// must stay above 2 + len(ExtraFiles): os/exec places ExtraFiles at 3, 4, … in the child
-// before exec resolves /proc/self/fd/N.
+// must stay above every contract descriptor number: os/exec places ExtraFiles at 3, 4, …
+// in the child before exec resolves /proc/self/fd/N.
 const spawnFDFloor = 64
 
 // process is a started child and its reaper.
@@ -128,11 +131,34 @@ type stream struct {
 	f    *os.File
 }
 
-// inherited is a descriptor handed to a child through ExtraFiles and its name in the
-// spawn log.
+// inherited is a descriptor handed to a child through ExtraFiles at the number the
+// contract gives it (at.FD), named in the spawn log by at.Name.
 type inherited struct {
-	name string
-	f    *os.File
+	at contract.Descriptor
+	f  *os.File
+}
+
+// placeDescriptors lays files out as exec.Cmd.ExtraFiles, which gives entry i descriptor
+// 3+i in the child: each file at its own number, a number nobody takes closed in the
+// child. It refuses numbers below 3 and a number taken twice. The log names each
+// "N=name".
+func placeDescriptors(files []inherited) (extra []*os.File, log []string, err error) {
+	sorted := slices.Clone(files)
+	slices.SortFunc(sorted, func(a, b inherited) int { return a.at.FD - b.at.FD })
+	for i, in := range sorted {
+		switch {
+		case in.at.FD < 3:
+			return nil, nil, fmt.Errorf("descriptor %s at %d: below 3, the standard streams' numbers", in.at.Name, in.at.FD)
+		case i > 0 && sorted[i-1].at.FD == in.at.FD:
+			return nil, nil, fmt.Errorf("descriptors %s and %s both at %d", sorted[i-1].at.Name, in.at.Name, in.at.FD)
+		}
+		for len(extra) < in.at.FD-3 {
+			extra = append(extra, nil) // closed in the child
+		}
+		extra = append(extra, in.f)
+		log = append(log, fmt.Sprintf("%d=%s", in.at.FD, in.at.Name))
+	}
+	return extra, log, nil
 }
 
 // child describes one of the host's children (a worker, a raw worker, an MCP proxy) for
@@ -152,8 +178,8 @@ type child struct {
 	// noDesktop drops the variables that lead to the desktop (DISPLAY, XAUTHORITY, the
 	// session bus, XDG_RUNTIME_DIR) from the child's environment.
 	noDesktop bool
-	// files are inherited at descriptors 3, 4, … in order. spawn takes ownership: the
-	// host's copies are closed before spawn returns, whatever happens.
+	// files are inherited each at its contract descriptor number. spawn takes ownership:
+	// the host's copies are closed before spawn returns, whatever happens.
 	files []inherited
 	// stdin, stdout and stderr are inherited as they are; the caller keeps ownership.
 	stdin, stdout, stderr stream
@@ -205,10 +231,12 @@ func spawn(log *slog.Logger, c child) (proc *process, stderr *os.File, err error
 		}
 		fds = append(fds, fmt.Sprintf("%d=%s", i, s.name))
 	}
-	for i, in := range c.files {
-		sp.extraFiles = append(sp.extraFiles, in.f)
-		fds = append(fds, fmt.Sprintf("%d=%s", 3+i, in.name))
+	extra, placed, err := placeDescriptors(c.files)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spawn %s: %w", c.role, err)
 	}
+	sp.extraFiles = extra
+	fds = append(fds, placed...)
 	var stderrW *os.File
 	if c.captureStderr {
 		if stderr, stderrW, err = os.Pipe(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 func fileSHA256(t *testing.T, path string) string {
@@ -36,7 +38,7 @@ func TestPinnedWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := fileSHA256(t, exe)
-	h := startHost(t, Options{WorkerPath: exe, WorkerArgs: []string{"__worker"}, WorkerSHA256: sum})
+	h := startHost(t, Options{WorkerPath: exe, WorkerArgs: []string{contract.WorkerSubcommand}, WorkerSHA256: sum})
 	var want, got syscall.Stat_t
 	if err := syscall.Stat(exe, &want); err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func TestPinnedWorker(t *testing.T) {
 
 	before := countFDs(t)
 	for _, bad := range []string{strings.Repeat("0", 64), "not-hex", sum[:10]} {
-		if _, err := Start(context.Background(), Options{WorkerPath: exe, WorkerArgs: []string{"__worker"}, WorkerSHA256: bad}); err == nil {
+		if _, err := Start(context.Background(), Options{WorkerPath: exe, WorkerArgs: []string{contract.WorkerSubcommand}, WorkerSHA256: bad}); err == nil {
 			t.Errorf("Start with pin %q succeeded", bad)
 		}
 	}

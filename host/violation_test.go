@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
 )
@@ -42,7 +44,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func spawnRawWorker(t *testing.T, extraArgs ...string) *rawWorker {
+func spawnRawWorker(t *testing.T, flags contract.WorkerFlags) *rawWorker {
 	t.Helper()
 	hostEnd, childEnd, err := wire.ControlPair()
 	if err != nil {
@@ -55,8 +57,8 @@ func spawnRawWorker(t *testing.T, extraArgs ...string) *rawWorker {
 	env, _ := childEnv(os.Environ(), nil)
 	stderr := &syncBuffer{}
 	proc, err := startProcess(spec{
-		path: "/proc/self/exe", args: append([]string{"cua-worker", "__worker", "--log-level", "debug"}, extraArgs...),
-		env: env, extraFiles: []*os.File{childEnd}, stderr: stderr,
+		path: "/proc/self/exe", args: append([]string{"cua-worker", contract.WorkerSubcommand}, flags.Args()...),
+		env: env, extraFiles: []*os.File{childEnd}, stderr: stderr, // at contract.WorkerControlFD
 	})
 	childEnd.Close()
 	if err != nil {
@@ -188,7 +190,7 @@ func TestControlViolations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := spawnRawWorker(t)
+			w := spawnRawWorker(t, contract.WorkerFlags{LogLevel: slog.LevelDebug})
 			if tt.handshake {
 				w.handshake(t)
 			}
@@ -228,7 +230,7 @@ func rawFDOf(f *os.File) (int, error) {
 
 // TestHelloTimeout: a worker that never gets Hello gives up and exits.
 func TestHelloTimeout(t *testing.T) {
-	w := spawnRawWorker(t, "--hello-timeout", "300ms")
+	w := spawnRawWorker(t, contract.WorkerFlags{LogLevel: slog.LevelDebug, HelloTimeout: 300 * time.Millisecond})
 	start := time.Now()
 	select {
 	case <-w.proc.exited:

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 
 	"github.com/cua-host/cua-host/client"
 	"github.com/cua-host/cua-host/proto/contract"
@@ -50,67 +48,42 @@ const gcPercent = 800
 // lifetime is over.
 const exitGrace = time.Second
 
-// Main is a proxy process's entry point (the hidden `__mcp-proxy` command). It inherits
+// Main is a proxy process's entry point (the hidden contract.ProxySubcommand). It inherits
 // its session channel at contract.ProxySessionFD and the bootstrap pipe at
 // contract.ProxyBootstrapFD, waits for the bootstrap line, then serves MCP on stdio (or on a
 // loopback HTTP listener with --http) until the agent closes stdin, the host releases it
 // (end-of-file on the bootstrap pipe), the session channel ends, or SIGTERM. It returns
 // the exit code. Logs go to stderr, never to stdout.
 func Main(args []string, version string) int {
-	fs := flag.NewFlagSet("__mcp-proxy", flag.ContinueOnError)
-	httpAddr := fs.String("http", "", "serve streamable HTTP on this loopback address instead of stdio")
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	timeout := fs.Duration("call-timeout", DefaultCallTimeout, "deadline of each forwarded tool call")
-	endpoint := fs.Bool("endpoint", false, "serve MCP on the unix socket listener inherited at fd 5 instead of stdio")
-	endpointHTTP := fs.Bool("endpoint-http", false, "also serve streamable HTTP on the loopback listener inherited at fd 6 (needs --endpoint)")
-	idleExit := fs.Duration("idle-exit", 0, "exit with code 3 when no tool call came for this long (0: never)")
-	if err := fs.Parse(args); err != nil {
+	flags, err := contract.ParseProxyFlags(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cua-host mcp-proxy: %v\n", err)
 		return ExitUsage
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintf(os.Stderr, "cua-host mcp-proxy: bad --log-level: %v\n", err)
-		return ExitUsage
+	if flags.CallTimeout == 0 {
+		flags.CallTimeout = DefaultCallTimeout
 	}
 	debug.SetGCPercent(gcPercent)
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})).With("component", "mcp-proxy", "pid", os.Getpid())
-	if *endpointHTTP && !*endpoint || *endpoint && *httpAddr != "" {
-		log.Error("--endpoint-http needs --endpoint, and --endpoint excludes --http")
-		return ExitUsage
-	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: flags.LogLevel})).With("component", "mcp-proxy", "pid", os.Getpid())
 	bind := ""
-	if *httpAddr != "" {
-		var err error
-		if bind, err = ParseListenAddr(*httpAddr); err != nil {
+	if flags.HTTP != "" {
+		if bind, err = ParseListenAddr(flags.HTTP); err != nil {
 			log.Error("bad --http", "err", err)
 			return ExitUsage
 		}
 	}
-	type inheritedFD struct {
-		fd  int
-		typ uint32
-		det string
-	}
-	fds := []inheritedFD{{contract.ProxySessionFD, unix.S_IFSOCK, "session channel"}, {contract.ProxyBootstrapFD, unix.S_IFIFO, "bootstrap pipe"}}
-	if *endpoint {
-		fds = append(fds, inheritedFD{contract.ProxyEndpointFD, unix.S_IFSOCK, "endpoint listener"})
-	}
-	if *endpointHTTP {
-		fds = append(fds, inheritedFD{contract.ProxyHTTPListenerFD, unix.S_IFSOCK, "HTTP listener"})
-	}
-	for _, c := range fds {
-		var st unix.Stat_t
-		if err := unix.Fstat(c.fd, &st); err != nil || st.Mode&unix.S_IFMT != c.typ {
-			log.Error("missing inherited descriptor; a proxy is started by its host", "fd", c.fd, "want", c.det)
+	for _, d := range flags.Descriptors() {
+		if err := d.Check(); err != nil {
+			log.Error("missing inherited descriptor; a proxy is started by its host", "fd", d.FD, "want", d.Name, "err", err)
 			return ExitUsage
 		}
 	}
-	boot, err := wire.FileFromFD(contract.ProxyBootstrapFD, "bootstrap") // pollable, close-on-exec
+	boot, err := wire.FileFromFD(contract.ProxyBootstrap.FD, contract.ProxyBootstrap.Name) // pollable, close-on-exec
 	if err != nil {
 		log.Error("open bootstrap pipe", "err", err)
 		return ExitError
 	}
-	sessFile, err := wire.FileFromFD(contract.ProxySessionFD, "session")
+	sessFile, err := wire.FileFromFD(contract.ProxySession.FD, contract.ProxySession.Name)
 	if err != nil {
 		log.Error("open session channel", "err", err)
 		return ExitError
@@ -121,7 +94,7 @@ func Main(args []string, version string) int {
 		log.Error("no bootstrap from the host", "err", err)
 		return ExitError
 	}
-	if (bind != "" || *endpointHTTP) && b.HTTPToken == "" {
+	if (bind != "" || flags.EndpointHTTP) && b.HTTPToken == "" {
 		log.Error("--http or --endpoint-http without a token in the bootstrap")
 		return ExitUsage
 	}
@@ -151,19 +124,19 @@ func Main(args []string, version string) int {
 	}()
 
 	var caller Caller = conn
-	if *idleExit > 0 {
+	if flags.IdleExit > 0 {
 		ic := newIdleCaller(conn, time.Now)
 		caller = ic
 		go func() {
-			if ic.wait(ctx, *idleExit) {
+			if ic.wait(ctx, flags.IdleExit) {
 				cancel(errIdle)
 			}
 		}()
 	}
-	p := New(caller, Options{Logger: log, Version: version, CallTimeout: *timeout})
+	p := New(caller, Options{Logger: log, Version: version, CallTimeout: flags.CallTimeout})
 	done := make(chan error, 2)
-	if *endpoint {
-		ln, err := inheritedListener(contract.ProxyEndpointFD, "endpoint")
+	if flags.Endpoint {
+		ln, err := inheritedListener(contract.ProxyEndpoint.FD, contract.ProxyEndpoint.Name)
 		if err != nil {
 			log.Error("endpoint listener", "err", err)
 			return ExitError
@@ -175,9 +148,9 @@ func Main(args []string, version string) int {
 			return ExitUsage
 		}
 		n := 1
-		if *endpointHTTP {
+		if flags.EndpointHTTP {
 			n = 2
-			hl, err := inheritedListener(contract.ProxyHTTPListenerFD, "http")
+			hl, err := inheritedListener(contract.ProxyHTTPListener.FD, contract.ProxyHTTPListener.Name)
 			if err != nil {
 				ul.Close()
 				log.Error("HTTP listener", "err", err)
@@ -215,7 +188,7 @@ func Main(args []string, version string) int {
 		log.Debug("released by the host")
 		return ExitOK
 	case errors.Is(cause, errIdle):
-		log.Info("no call within --idle-exit; exiting", "idle_exit", *idleExit)
+		log.Info("no call within --idle-exit; exiting", "idle_exit", flags.IdleExit)
 		return ExitIdle
 	case errors.Is(cause, errSessionGone):
 		log.Info("session channel ended", "err", conn.Err())

@@ -95,9 +95,10 @@ func credentialStore(hello *cuav1.Hello) (desktop.Credentials, error) {
 	if !hello.GetCredentials().GetDirectory() {
 		return nil, nil
 	}
-	d, err := safefile.FromFile(os.NewFile(contract.WorkerCredentialsFD, "credentials"), "credentials")
+	at := contract.WorkerCredentials
+	d, err := safefile.FromFile(os.NewFile(uintptr(at.FD), at.Name), at.Name)
 	if err != nil {
-		return nil, fmt.Errorf("credentials directory at descriptor %d: %w", contract.WorkerCredentialsFD, err)
+		return nil, fmt.Errorf("credentials directory at descriptor %d: %w", at.FD, err)
 	}
 	return credential.NewDir(d), nil
 }

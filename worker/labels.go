@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 // Public session labels, as the reference driver's tools take them ("session": "demo" on
@@ -191,27 +191,21 @@ func (s *session) useLabel(tool string, args map[string]any) *authz.Refusal {
 }
 
 // reach is how a session is reached, in the reference contract's words.
-type reach struct{ clientKind, transport string }
+type reach struct {
+	clientKind contract.ClientKind
+	transport  contract.Transport
+}
 
 // reachOf validates CreateSession's client_kind and transport; empty means a program
 // embedding the host ("direct" over the host's "daemon" channel).
 func reachOf(clientKind, transport string) (reach, error) {
-	r := reach{clientKind: clientKind, transport: transport}
-	if r.clientKind == "" {
-		r.clientKind = "direct"
+	k, err := contract.ParseClientKind(clientKind)
+	if err != nil {
+		return reach{}, err
 	}
-	if r.transport == "" {
-		r.transport = "daemon"
+	t, err := contract.ParseTransport(transport)
+	if err != nil {
+		return reach{}, err
 	}
-	switch r.clientKind {
-	case "cli", "direct", "mcp", "python_sdk", "typescript_sdk":
-	default:
-		return reach{}, fmt.Errorf("client_kind %q: want cli, direct, mcp, python_sdk or typescript_sdk", clientKind)
-	}
-	switch r.transport {
-	case "cli", "daemon", "mcp_stdio", "mcp_http":
-	default:
-		return reach{}, fmt.Errorf("transport %q: want cli, daemon, mcp_stdio or mcp_http", transport)
-	}
-	return r, nil
+	return reach{clientKind: k, transport: t}, nil
 }

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,35 +23,30 @@ const (
 	ExitUsage     = 64
 )
 
-// Main is a worker process's entry point (the hidden `__worker` command): it serves the
-// control channel inherited at contract.WorkerControlFD and returns the process exit
-// code. args are the words after `__worker`. cfg.Logger, when nil, becomes a JSON logger
-// on stderr that the host turns back into structured records.
+// Main is a worker process's entry point (the hidden contract.WorkerSubcommand): it
+// serves the control channel inherited at contract.WorkerControlFD and returns the process
+// exit code. args are the words after the subcommand (contract.WorkerFlags). cfg.Logger,
+// when nil, becomes a JSON logger on stderr that the host turns back into structured
+// records.
 func Main(args []string, cfg Config) int {
-	fs := flag.NewFlagSet("__worker", flag.ContinueOnError)
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	helloTimeout := fs.Duration("hello-timeout", 0, "how long to wait for the host's Hello (0: 10s)")
-	if err := fs.Parse(args); err != nil {
+	flags, err := contract.ParseWorkerFlags(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cua-host worker: %v\n", err)
 		return ExitUsage
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintf(os.Stderr, "cua-host worker: bad --log-level: %v\n", err)
-		return ExitUsage
-	}
-	if *helloTimeout > 0 {
-		cfg.HelloTimeout = *helloTimeout
+	if flags.HelloTimeout > 0 {
+		cfg.HelloTimeout = flags.HelloTimeout
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+		cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: flags.LogLevel}))
 	}
 	log := cfg.Logger
 
-	if err := checkControlFD(contract.WorkerControlFD); err != nil {
+	if err := checkControlFD(contract.WorkerControl.FD); err != nil {
 		log.Error("no control channel; a worker is started by its host", "err", err)
 		return ExitUsage
 	}
-	f, err := wire.FileFromFD(contract.WorkerControlFD, "control")
+	f, err := wire.FileFromFD(contract.WorkerControl.FD, contract.WorkerControl.Name)
 	if err != nil {
 		log.Error("open control channel", "err", err)
 		return ExitError

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cua-host/cua-host/client"
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 // callOutput is what `cua-host call` prints: one JSON object.
@@ -103,7 +104,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer h.Close()
 
 	spec := setup.spec
-	spec.ClientKind, spec.Transport = "cli", "cli"
+	spec.ClientKind, spec.Transport = contract.ClientCLI, contract.TransportCLI
 	sess, err := h.CreateSession(ctx, spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "cua-host call: %v\n", err)

@@ -68,7 +68,7 @@ func buildToolManifest() toolManifest {
 		ContractVersion:        contract.ToolContractVersion,
 		ToolsListSchemaVersion: "1",
 		MCPProtocolVersion:     manifestMCPProtocolVersion,
-		Transport:              "mcp_stdio",
+		Transport:              string(contract.TransportMCPStdio),
 		Implementation:         manifestImpl{Name: "cua-host", Version: version},
 	}
 	for _, t := range worker.Catalog() {

@@ -17,6 +17,7 @@ import (
 	"github.com/cua-host/cua-host/host/display"
 	"github.com/cua-host/cua-host/host/personui"
 	"github.com/cua-host/cua-host/mcpproxy"
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 // runLabel is the label of the one session `cua-host run` mints.
@@ -193,7 +194,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		Proxy: host.ProxyOptions{
 			Logger: log,
 			Stderr: cfg.logOut,
-			Flags:  []string{"--log-level", levelFlag(cfg.level), "--call-timeout", cfg.callTimeout.String()},
+			Flags:  contract.ProxyFlags{LogLevel: cfg.level, CallTimeout: cfg.callTimeout},
 		},
 		Session:   mcpSpec(cfg.setup.spec, cfg.httpBind != ""),
 		HTTPToken: cfg.httpToken,
@@ -204,7 +205,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	if stdio {
 		opts.Proxy.Stdin, opts.Proxy.Stdout = os.Stdin, os.Stdout
 	} else {
-		opts.Proxy.Flags = append(opts.Proxy.Flags, "--http", cfg.httpBind)
+		opts.Proxy.Flags.HTTP = cfg.httpBind
 	}
 	if st, err = host.StartStack(ctx, opts); err != nil {
 		return err
@@ -331,18 +332,6 @@ func parseScreen(s string) (int, int, error) {
 	return w, h, nil
 }
 
-func levelFlag(l slog.Level) string {
-	switch {
-	case l < slog.LevelInfo:
-		return "debug"
-	case l < slog.LevelWarn:
-		return "info"
-	case l < slog.LevelError:
-		return "warn"
-	}
-	return "error"
-}
-
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return err == nil
@@ -350,9 +339,9 @@ func isTerminal(fd int) bool {
 
 // mcpSpec is spec as `run` creates it: an MCP client over stdio, or over HTTP with --http.
 func mcpSpec(spec host.SessionSpec, http bool) host.SessionSpec {
-	spec.ClientKind, spec.Transport = "mcp", "mcp_stdio"
+	spec.ClientKind, spec.Transport = contract.ClientMCP, contract.TransportMCPStdio
 	if http {
-		spec.Transport = "mcp_http"
+		spec.Transport = contract.TransportMCPHTTP
 	}
 	return spec
 }

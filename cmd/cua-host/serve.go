@@ -18,6 +18,7 @@ import (
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/serve"
 	"github.com/cua-host/cua-host/policy"
+	"github.com/cua-host/cua-host/proto/contract"
 )
 
 // runServe is `cua-host serve`: flags and wiring around package serve. The control stream
@@ -125,7 +126,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Width:            w,
 		Height:           h,
 		ProtectAncestors: true,
-		JanitorArgs:      []string{"__serve-janitor"},
+		JanitorArgs:      []string{contract.JanitorSubcommand},
 		KeepAfterEOF:     *keep,
 	})
 	if err != nil {

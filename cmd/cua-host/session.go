@@ -83,15 +83,15 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 			serveArgs = append(serveArgs, flagName, v)
 		}
 	}
-	params := map[string]any{"label": *label, "mode": *mode, "display": display, "ttl": ttl.String(), "idle_ttl": idle.String(),
-		"http": *httpOn, "dangerously_bypass_approvals": *bypass}
+	params := serve.CreateSessionParams{Label: *label, Mode: *mode, Display: display, TTL: *ttl, IdleTTL: *idle,
+		HTTP: *httpOn, DangerouslyBypassApprovals: *bypass}
 	if *manifest != "" {
 		abs, err := filepath.Abs(*manifest)
 		if err != nil {
 			fmt.Fprintf(stderr, "cua-host session start: --manifest: %v\n", err)
 			return 2
 		}
-		params["manifest"] = abs
+		params.Manifest = abs
 	}
 
 	cmd := exec.Command("/proc/self/exe", serveArgs...)
@@ -113,44 +113,24 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "cua-host session start: %v\n", err)
 		return 1
 	}
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "create_session", "params": params})
-	_, werr := in.Write(append(req, '\n'))
-	var resp struct {
-		ID     json.RawMessage    `json:"id"`
-		Result *serve.SessionInfo `json:"result"`
-		Error  *serve.Error       `json:"error"`
-	}
-	br := bufio.NewReader(out)
-	for werr == nil {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			werr = fmt.Errorf("the host ended before answering: %w", err)
-			break
-		}
-		resp.ID = nil
-		if json.Unmarshal(line, &resp) == nil && string(resp.ID) == "1" {
-			break
-		}
-	}
-	in.Close() // the host keeps running after end-of-file (--keep-after-eof) while the session lives
-	if werr == nil && resp.Error != nil {
-		werr = resp.Error
-	}
-	if werr != nil || resp.Result == nil {
+	sc := serve.NewClient(out, in, serve.ClientOptions{})
+	info, err := sc.CreateSession(ctx, params)
+	sc.Close() // the host keeps running after end-of-file (--keep-after-eof) while the session lives
+	if err != nil {
 		cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
-		fmt.Fprintf(stderr, "cua-host session start: %v\n%s", werr, errBuf.String())
+		fmt.Fprintf(stderr, "cua-host session start: %v\n%s", err, errBuf.String())
 		return 1
 	}
 	hostPID := cmd.Process.Pid
 	_ = cmd.Process.Release()
 	if *asJSON {
-		json.NewEncoder(stdout).Encode(resp.Result)
+		json.NewEncoder(stdout).Encode(info)
 	} else {
-		fmt.Fprintf(stdout, "export %s=%s\n", envSession, shellQuote(resp.Result.Endpoint.Unix))
+		fmt.Fprintf(stdout, "export %s=%s\n", envSession, shellQuote(info.Endpoint.Unix))
 	}
 	fmt.Fprintf(stderr, "cua-host: session %q (%s) on display %s, endpoint %s, host pid %d; `cua-host session stop` ends it\n",
-		resp.Result.Label, resp.Result.Mode, resp.Result.Display, resp.Result.Endpoint.Unix, hostPID)
+		info.Label, info.Mode, info.Display, info.Endpoint.Unix, hostPID)
 	return 0
 }
 

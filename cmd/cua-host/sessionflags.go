@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,10 +103,9 @@ func (f *sessionFlags) resolve(label string, getenv func(string) string) (*sessi
 	if f.idleTTL < time.Second || f.idleTTL > f.sessionTTL {
 		return nil, fmt.Errorf("--idle-ttl %v must be in [1s, --session-ttl %v]", f.idleTTL, f.sessionTTL)
 	}
-	switch f.consent {
-	case "", "deny", "tty", "dialog":
-	default:
-		return nil, fmt.Errorf("--consent %q: want dialog, tty or deny", f.consent)
+	if f.consent != "" && !slices.Contains(consentProviders, f.consent) {
+		last := len(consentProviders) - 1
+		return nil, fmt.Errorf("--consent %q: want %s or %s", f.consent, strings.Join(consentProviders[:last], ", "), consentProviders[last])
 	}
 	if f.sandbox != "on" && f.sandbox != "off" {
 		return nil, fmt.Errorf("--sandbox %q: want on or off", f.sandbox)

@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/test/testkit"
 	"github.com/cua-host/cua-host/worker"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+	if len(os.Args) > 1 && os.Args[1] == contract.WorkerSubcommand {
 		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: worker.DesktopRegistry}))
 	}
 	os.Exit(m.Run())

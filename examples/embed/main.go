@@ -25,11 +25,12 @@ import (
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/worker"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+	if len(os.Args) > 1 && os.Args[1] == contract.WorkerSubcommand {
 		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: worker.DesktopRegistry}))
 	}
 	if err := host.SealInheritedFDs(); err != nil {

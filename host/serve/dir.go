@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cua-host/cua-host/proto/contract"
 	"golang.org/x/sys/unix"
 )
 
@@ -129,7 +130,8 @@ func listenHTTP() (*os.File, string, string, error) {
 	return f, "http://" + ln.Addr().String() + "/mcp", hex.EncodeToString(tok), nil
 }
 
-// startJanitor starts this program again with args and the read end of a pipe at fd 3,
+// startJanitor starts this program again with args and the read end of a pipe at
+// contract.JanitorPipeFD,
 // in a session of its own and without a parent-death signal, so that it outlives the host
 // whatever ends it; it removes the directory when the pipe reaches end-of-file.
 func (d *endpointDir) startJanitor(args []string) error {
@@ -142,14 +144,14 @@ func (d *endpointDir) startJanitor(args []string) error {
 		Path:        "/proc/self/exe",
 		Args:        append(append([]string{"cua-host-janitor"}, args...), "--dir", d.path),
 		Env:         []string{"PATH=/usr/bin:/bin"},
-		ExtraFiles:  []*os.File{r},
+		ExtraFiles:  []*os.File{r}, // at 3: contract.JanitorPipeFD
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return fmt.Errorf("janitor: %w", err)
 	}
-	d.log.Debug("started the endpoint janitor", "pid", cmd.Process.Pid, "dir", d.path, "fds", "3=janitor-pipe")
+	d.log.Debug("started the endpoint janitor", "pid", cmd.Process.Pid, "dir", d.path, "fds", fmt.Sprintf("%d=%s", contract.JanitorPipe.FD, contract.JanitorPipe.Name))
 	d.janitor = w
 	d.janitorDone = make(chan struct{})
 	go func() {
@@ -185,11 +187,11 @@ func (d *endpointDir) Close() error {
 }
 
 // RunJanitor is the janitor's entry point (`cua-host __serve-janitor --dir DIR`): it waits
-// for end-of-file on fd 3 (the host closed it, or is gone), then removes DIR — only when
+// for end-of-file on contract.JanitorPipeFD (the host closed it, or is gone), then removes DIR — only when
 // DIR is an endpoint directory: a real directory (not a link) named cua-host-serve-…,
 // owned by this user, mode 0700. It returns the exit code.
 func RunJanitor(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("__serve-janitor", flag.ContinueOnError)
+	fs := flag.NewFlagSet(contract.JanitorSubcommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "the endpoint directory to remove")
 	if err := fs.Parse(args); err != nil {
@@ -199,10 +201,11 @@ func RunJanitor(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cua-host janitor:", err)
 		return 2
 	}
-	pipe := os.NewFile(3, "janitor-pipe")
-	if pipe == nil {
+	if err := contract.JanitorPipe.Check(); err != nil {
+		fmt.Fprintln(stderr, "cua-host janitor:", err)
 		return 2
 	}
+	pipe := os.NewFile(uintptr(contract.JanitorPipe.FD), contract.JanitorPipe.Name)
 	_, _ = io.Copy(io.Discard, pipe)
 	if err := checkEndpointDir(*dir); err != nil {
 		return 0 // removed already (or replaced: leave it alone)

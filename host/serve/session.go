@@ -207,17 +207,13 @@ func (s *Server) startSession(ctx context.Context, d *domain, spec sessionSpec) 
 		}
 		return nil, fmt.Errorf("session channel: %w", err)
 	}
-	flags := []string{"--log-level", levelName(s.opts.WorkerLogLevel), "--idle-exit", spec.idleTTL.String()}
-	if s.opts.CallTimeout > 0 {
-		flags = append(flags, "--call-timeout", s.opts.CallTimeout.String())
-	}
 	// The proxy re-executes this program, so the worker protects it by its executable
 	// although it starts after the worker's Hello (docs/adr/0009-serve-endpoints.md).
 	px, err := host.StartProxy(host.ProxyOptions{
 		Logger:       s.log,
 		Path:         s.opts.ProxyPath,
 		Args:         s.opts.ProxyArgs,
-		Flags:        flags,
+		Flags:        contract.ProxyFlags{LogLevel: s.opts.WorkerLogLevel, IdleExit: spec.idleTTL, CallTimeout: s.opts.CallTimeout},
 		Session:      proxyEnd,
 		Endpoint:     epFile,
 		HTTPListener: httpFile,
@@ -234,7 +230,7 @@ func (s *Server) startSession(ctx context.Context, d *domain, spec sessionSpec) 
 		}
 	}()
 	info, err := h.CreateSessionOn(ctx, host.SessionSpec{Label: spec.label, Mode: spec.mode, Manifest: spec.manifest, TTL: spec.ttl, IdleTTL: spec.idleTTL,
-		ClientKind: "mcp", Transport: serveTransport(spec.http), Tools: spec.tools.Only(), ExcludeTools: spec.tools.Exclude()}, workerEnd)
+		ClientKind: contract.ClientMCP, Transport: serveTransport(spec.http), Tools: spec.tools.Only(), ExcludeTools: spec.tools.Exclude()}, workerEnd)
 	if err != nil {
 		var re *host.RequestError
 		if errors.As(err, &re) {
@@ -339,23 +335,11 @@ func (sess *session) info() SessionInfo {
 	return si
 }
 
-func levelName(l interface{ String() string }) string {
-	switch l.String() {
-	case "DEBUG":
-		return "debug"
-	case "WARN":
-		return "warn"
-	case "ERROR":
-		return "error"
-	}
-	return "info"
-}
-
 // serveTransport is how a served session is reached: its unix socket endpoint, a daemon's
 // socket in the reference's words, unless it asked for HTTP as well.
-func serveTransport(http bool) string {
+func serveTransport(http bool) contract.Transport {
 	if http {
-		return "mcp_http"
+		return contract.TransportMCPHTTP
 	}
-	return "daemon"
+	return contract.TransportDaemon
 }

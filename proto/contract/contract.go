@@ -1,5 +1,11 @@
 package contract
 
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
 // Protocol versions this build speaks, on the control channel and on session channels.
 // The host offers [MinProtocolVersion, MaxProtocolVersion] in Hello; the worker chooses
 // one inside it; every frame and envelope carries the chosen one.
@@ -13,7 +19,8 @@ const (
 const GenerationLen = 16
 
 // Descriptor numbers at which children inherit their channels (exec.Cmd.ExtraFiles
-// places them at 3, 4, … in order).
+// places them at 3, 4, … in order). The Descriptor values below pair each with its name
+// and type; the host places descriptors by them and the children check them.
 const (
 	// WorkerControlFD is the worker's end of its control channel (SOCK_SEQPACKET).
 	WorkerControlFD = 3
@@ -34,7 +41,47 @@ const (
 	// HTTP on, behind the bootstrap line's bearer token, when started with --endpoint-http
 	// (which needs --endpoint).
 	ProxyHTTPListenerFD = 6
+	// JanitorPipeFD is the read end of a pipe `cua-host serve`'s endpoint janitor
+	// (JanitorSubcommand) inherits: end-of-file on it says the serve host is gone.
+	JanitorPipeFD = 3
 )
+
+// Descriptor is one descriptor a child inherits at a fixed number. The host places each
+// at its number (os/exec's ExtraFiles holds descriptors 3, 4, … in order, so a child's
+// descriptors are numbered from 3 without gaps); the child opens it by that number and
+// checks its type.
+type Descriptor struct {
+	// FD is the descriptor's number in the child.
+	FD int
+	// Name names it in logs and errors ("control", "session", …).
+	Name string
+	// Type is what it must be: a file type bit pattern of stat's st_mode (S_IFSOCK,
+	// S_IFIFO, S_IFDIR).
+	Type uint32
+}
+
+// The descriptors children inherit, by number.
+var (
+	WorkerControl     = Descriptor{FD: WorkerControlFD, Name: "control", Type: unix.S_IFSOCK}
+	WorkerCredentials = Descriptor{FD: WorkerCredentialsFD, Name: "credentials", Type: unix.S_IFDIR}
+	ProxySession      = Descriptor{FD: ProxySessionFD, Name: "session", Type: unix.S_IFSOCK}
+	ProxyBootstrap    = Descriptor{FD: ProxyBootstrapFD, Name: "bootstrap", Type: unix.S_IFIFO}
+	ProxyEndpoint     = Descriptor{FD: ProxyEndpointFD, Name: "endpoint", Type: unix.S_IFSOCK}
+	ProxyHTTPListener = Descriptor{FD: ProxyHTTPListenerFD, Name: "http-listener", Type: unix.S_IFSOCK}
+	JanitorPipe       = Descriptor{FD: JanitorPipeFD, Name: "janitor-pipe", Type: unix.S_IFIFO}
+)
+
+// Check reports whether this process holds the descriptor at its number with its type.
+func (d Descriptor) Check() error {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.FD, &st); err != nil {
+		return fmt.Errorf("descriptor %d (%s): %w", d.FD, d.Name, err)
+	}
+	if got := st.Mode & unix.S_IFMT; got != d.Type {
+		return fmt.Errorf("descriptor %d (%s) has file type %#o, want %#o", d.FD, d.Name, got, d.Type)
+	}
+	return nil
+}
 
 // ProxyExitIdle is the proxy's exit code when no call came within its --idle-exit
 // lifetime: its host ends the session as idle-expired.
