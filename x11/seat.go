@@ -186,6 +186,7 @@ func (s *Seat) Close(ctx context.Context) {
 		b := s.dev.b
 		if b.lockInput(ctx) == nil {
 			s.dev.releaseHeldLocked()
+			s.retireLocked(ctx)
 			s.gone = true
 			b.unlockInput()
 		}
@@ -194,6 +195,60 @@ func (s *Seat) Close(ctx context.Context) {
 		b.seatsMu.Unlock()
 		s.closeLocked()
 	})
+}
+
+// retireTimeout bounds the wait for the clients the pair reached last to handle its
+// final events before it is removed.
+const retireTimeout = 500 * time.Millisecond
+
+// retireLocked leaves every client window before the pair is removed: it moves the pair's
+// pointer into a window of its own, takes its keyboard focus away, and waits until the
+// clients it was over or typing into have handled those events (_NET_WM_PING, which they
+// answer after every event queued before it). A toolkit asks about the device an event
+// came from while it handles the event (GTK 3 queries the pointer of a motion hint, GTK 4
+// sets its cursor on entry), and it learns that the device is gone only from a later
+// event: a request about a removed device fails with BadDevice, which GTK treats as fatal.
+// Asked while the device still exists, and with nothing left to handle, the question
+// does not come. Preconditions: input semaphore held.
+func (s *Seat) retireLocked(ctx context.Context) {
+	if s.pointer == 0 {
+		return
+	}
+	b, c := s.dev.b, s.dev.conn
+	ctx, cancel := context.WithTimeout(ctx, retireTimeout)
+	defer cancel()
+	reached := map[xproto.Window]bool{}
+	if p, err := s.dev.Pointer(ctx); err == nil {
+		if top, err := b.TopLevelAt(ctx, p); err == nil && top.Window != 0 {
+			reached[xproto.Window(top.Window)] = true
+		}
+	}
+	if f, err := s.dev.InputFocus(ctx); err == nil && f.TopLevel != 0 {
+		reached[xproto.Window(f.TopLevel)] = true
+	}
+	if len(reached) == 0 {
+		return
+	}
+	if park, err := xproto.NewWindowId(c); err == nil {
+		err = xproto.CreateWindowChecked(c, 0, park, b.root, 0, 0, 1, 1, 0, xproto.WindowClassInputOnly, 0,
+			xproto.CwOverrideRedirect, []uint32{1}).Check()
+		if err == nil {
+			// The window stays until the connection closes, after the pair is gone:
+			// destroying it sooner would move the pointer back into a client's window.
+			xproto.MapWindow(c, park)
+			s.dev.motionLocked(0, 0)
+		}
+	}
+	_ = xinput2.SetFocus(c, s.keyboard, xproto.WindowNone)
+	var wg sync.WaitGroup
+	for w := range reached {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.pingClient(ctx, w, retireTimeout)
+		}()
+	}
+	wg.Wait()
 }
 
 // closeLocked removes the pair and closes the connection.
