@@ -75,7 +75,12 @@ type resolution struct {
 }
 
 func unresolved(code authz.Code, format string, args ...any) resolution {
-	return resolution{Target: authz.Target{Unresolved: authz.Refuse(code, format, args...)}}
+	return refused(authz.Refuse(code, format, args...))
+}
+
+// refused is the resolution of a call refused with r before anything is decided.
+func refused(r *authz.Refusal) resolution {
+	return resolution{Target: authz.Target{Unresolved: r}}
 }
 
 // resolve finds what a call touches. e may be nil (an unclassified tool): then only the
@@ -292,12 +297,13 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	var buf [3]x11.Point
 	pts := points(buf[:0], args)
 	var res resolution
-	var origin x11.Point
+	// frame is the target window's client area: window-relative points are in it.
+	var frame x11.Rect
 	// One read of the window list serves the target and the stacking check below.
 	var wins []x11.Window
 	switch {
 	case hasPID && scope == "desktop":
-		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
+		return refused(authz.DesktopScopeWithWindow())
 	case hasPID:
 		if len(pts) > 0 {
 			var err error
@@ -308,11 +314,11 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 		if res = r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, len(pts) > 0, wins); res.Unresolved != nil || res.SelfPID != 0 {
 			return res
 		}
-		origin = x11.Point{X: res.frame.X, Y: res.frame.Y}
+		frame = res.frame
 	case hasWID:
-		return unresolved(authz.CodeInvalidArguments, "window_id needs the pid that owns it")
+		return refused(authz.WindowWithoutPID())
 	case len(pts) > 0 && scope != "desktop":
-		return unresolved(authz.CodeDesktopCoordinateScopeRequired, "x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" (or target {\"kind\":\"desktop\",\"display_id\":\"primary\"}) to confirm, or target a window")
+		return refused(authz.DesktopScopeRequired())
 	default:
 		res.Resource = authz.Resource{Kind: authz.ResourceDisplay, Op: authz.OpInput}
 		if len(pts) == 0 {
@@ -333,7 +339,7 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 		}
 	}
 	for i, p := range pts {
-		pts[i] = x11.Point{X: origin.X + p.X, Y: origin.Y + p.Y} // now in root coordinates
+		pts[i] = windowToRoot(frame, p) // now in root coordinates
 		if pid := r.protectedAt(wins, pts[i], res.Resource.PID); pid != 0 {
 			res.ProtectedUIPID = pid
 			return res
@@ -361,6 +367,9 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, args ma
 	}
 	return res
 }
+
+// windowToRoot is tool.WindowToRoot, named apart from the resolver's tool parameters.
+var windowToRoot = tool.WindowToRoot
 
 // topLevelFinder is implemented by desktops that can say which top-level window receives
 // pointer events at a point as the server decides it (*x11.Backend).
@@ -399,11 +408,11 @@ func (r *resolver) protectedAt(wins []x11.Window, p x11.Point, known int) int {
 func (r *resolver) keyboard(ctx context.Context, s *session, tool string, pid int, hasPID bool, wid uint32, hasWID bool, scope string) resolution {
 	switch {
 	case hasPID && scope == "desktop":
-		return unresolved(authz.CodeInvalidArguments, "scope \"desktop\" takes no pid or window_id")
+		return refused(authz.DesktopScopeWithWindow())
 	case hasPID:
 		return r.window(ctx, s, tool, authz.OpInput, pid, wid, hasWID, false, nil)
 	case hasWID:
-		return unresolved(authz.CodeInvalidArguments, "window_id needs the pid that owns it")
+		return refused(authz.WindowWithoutPID())
 	}
 	display := resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceDisplay, Op: authz.OpInput}}}
 	wins, err := r.desk.Windows(ctx)

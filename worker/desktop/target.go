@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
 )
 
@@ -35,10 +36,10 @@ func (t targetArgs) check() error {
 		return invalid("delivery_mode %q: want \"background\" or \"foreground\"", t.Delivery)
 	}
 	if t.Scope == "desktop" && (t.PID != nil || t.WindowID != nil) {
-		return invalid("scope \"desktop\" takes no pid or window_id")
+		return authz.DesktopScopeWithWindow()
 	}
 	if t.WindowID != nil && t.PID == nil {
-		return invalid("window_id needs the pid that owns it")
+		return authz.WindowWithoutPID()
 	}
 	if t.PID != nil && *t.PID <= 0 {
 		return invalid("pid must be positive")
@@ -175,7 +176,7 @@ func toRoot(win *x11.Window, scope string, screenW, screenH int, xv, yv *float64
 	}
 	if win == nil {
 		if scope != "desktop" {
-			return x11.Point{}, authz.Refuse(authz.CodeDesktopCoordinateScopeRequired, "x/y without pid and window_id are desktop coordinates; pass scope:\"desktop\" (or target {\"kind\":\"desktop\",\"display_id\":\"primary\"}) to confirm, or target a window")
+			return x11.Point{}, authz.DesktopScopeRequired()
 		}
 		if x < 0 || y < 0 || x >= screenW || y >= screenH {
 			return x11.Point{}, invalid("(%d,%d) is outside the %dx%d screen", x, y, screenW, screenH)
@@ -185,7 +186,7 @@ func toRoot(win *x11.Window, scope string, screenW, screenH int, xv, yv *float64
 	if x < 0 || y < 0 || x >= win.Frame.Width || y >= win.Frame.Height {
 		return x11.Point{}, invalid("(%d,%d) is outside window 0x%x (%dx%d)", x, y, win.ID, win.Frame.Width, win.Frame.Height)
 	}
-	p := x11.Point{X: win.Frame.X + x, Y: win.Frame.Y + y}
+	p := tool.WindowToRoot(win.Frame, x11.Point{X: x, Y: y})
 	if p.X < 0 || p.Y < 0 || p.X >= screenW || p.Y >= screenH {
 		return x11.Point{}, invalid("(%d,%d) of window 0x%x is off screen at (%d,%d)", x, y, win.ID, p.X, p.Y)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/x11"
 )
 
 // Touches is what a call of a tool touches beyond what the inventory's shape says, declared
@@ -73,4 +74,11 @@ func InventoryAnnotations(name string) Annotations {
 	}
 	a := e.Annotations
 	return Annotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+}
+
+// WindowToRoot converts p, relative to the client area frame of a window, to root
+// (screen) coordinates: the one conversion the resolver decides on and the handler sends
+// input to.
+func WindowToRoot(frame x11.Rect, p x11.Point) x11.Point {
+	return x11.Point{X: frame.X + p.X, Y: frame.Y + p.Y}
 }
