@@ -26,6 +26,7 @@ import (
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/host/display"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/test/testkit"
 	"github.com/cua-host/cua-host/test/testworker"
@@ -50,7 +51,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+	if len(os.Args) > 1 && os.Args[1] == contract.WorkerSubcommand {
 		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: newRegistry, ExtraInventory: testworker.Inventory()}))
 	}
 	if os.Getenv(orphanHostEnv) != "" {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/cua-host/cua-host/host"
 	"github.com/cua-host/cua-host/mcpproxy"
+	"github.com/cua-host/cua-host/proto/contract"
 	"github.com/cua-host/cua-host/test/testworker"
 )
 
@@ -40,7 +41,7 @@ import (
 // one, and exits.
 func maybeRunRoles() {
 	testworker.MaybeRun()
-	if len(os.Args) > 1 && os.Args[1] == "__mcp-proxy" {
+	if len(os.Args) > 1 && os.Args[1] == contract.ProxySubcommand {
 		os.Exit(mcpproxy.Main(os.Args[2:], "faults"))
 	}
 }

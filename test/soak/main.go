@@ -28,6 +28,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/host"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/test/testworker"
 	"github.com/cua-host/cua-host/worker"
@@ -40,7 +41,7 @@ const statsTool = "soak_stats"
 // maybeRunWorker turns this process into a worker (the test tools plus soak_stats) when
 // it was started as one, and exits.
 func maybeRunWorker() {
-	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+	if len(os.Args) > 1 && os.Args[1] == contract.WorkerSubcommand {
 		inv := append(testworker.Inventory(), authz.MetadataOnly(statsTool, "The worker's goroutines and heap (soak only).", authz.R0, authz.ResourceNone, authz.Annotations{ReadOnly: true}))
 		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: soakRegistry, ExtraInventory: inv}))
 	}
