@@ -303,6 +303,42 @@ func (d *Devices) WaitPointerFree(ctx context.Context, max time.Duration) error 
 	}
 }
 
+// ErrPointerFrozen: another client's synchronous grab still holds the pointer's events.
+var ErrPointerFrozen = errors.New("x11: the pointer's events are held by another client's grab")
+
+// WaitPointerReplayed waits, after a click, until the server has processed the set's
+// button releases, for at most frozenMax, and then until no other client holds a grab of
+// the pointer, for at most max. A window manager that grabs a press synchronously, to
+// focus on the click, freezes the pointer: the press reaches the window, and the release
+// is processed, only when the manager lets it through, and a busy one (re-grabbing its
+// bindings after keyboard mapping changes) takes seconds. The server's button state of
+// the pointer shows it: a button stays down while its release waits. It returns an error
+// wrapping ErrPointerFrozen when a button is still down at the end. A grab that does not
+// hold the events (a menu the click opened) only bounds the second wait.
+func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.Duration) error {
+	start := time.Now()
+	pause := 250 * time.Microsecond
+	for {
+		r, err := xproto.QueryPointer(d.conn, d.b.root).Reply()
+		if err != nil {
+			return xerr("QueryPointer", err)
+		}
+		const buttons = xproto.KeyButMaskButton1 | xproto.KeyButMaskButton2 | xproto.KeyButMaskButton3 |
+			xproto.KeyButMaskButton4 | xproto.KeyButMaskButton5
+		if r.Mask&buttons == 0 {
+			break
+		}
+		if waited := time.Since(start); waited > frozenMax {
+			return fmt.Errorf("%w: a button is still down %v after its release was sent", ErrPointerFrozen, waited.Round(time.Millisecond))
+		}
+		if err := sleepCtx(ctx, pause); err != nil {
+			return err
+		}
+		pause = min(2*pause, 5*time.Millisecond)
+	}
+	return d.WaitPointerFree(ctx, max)
+}
+
 // RemoveStaleSeats removes the master pairs that processes other than this one created
 // and that are gone (remove says which pids count as gone), returning their names.
 func (b *Backend) RemoveStaleSeats(ctx context.Context, gone func(pid int) bool) ([]string, error) {

@@ -74,6 +74,9 @@ type compatCall struct {
 	Route         string `json:"route,omitempty"`
 	FocusRestored bool   `json:"focus_restored,omitempty"`
 	Person        string `json:"person"`
+	// Evidence is what the call's details say it saw (cua-host/details evidence): where
+	// its pointer was, whether a grab held it, which window was under it.
+	Evidence map[string]any `json:"evidence,omitempty"`
 }
 
 func (c compatCall) ok() bool { return c.Outcome == "completed" && !c.IsError }
@@ -271,6 +274,7 @@ func describeCall(t *testing.T, name string, res *mcp.CallToolResult) compatCall
 	}
 	if d := detailsOf(res); d != nil {
 		c.Route, _ = d["route"].(string)
+		c.Evidence, _ = d["evidence"].(map[string]any)
 	}
 	c.FocusRestored, _ = st["focus_restored"].(bool)
 	if c.Message == "" && res.IsError {

@@ -358,13 +358,31 @@ func (d *desk) offDesktop(dl *delivery, pts ...x11.Point) x11.Guard {
 
 // settleClick waits, after background pointer presses, until the window manager has let
 // go of the session's pointer (it grabs a click to focus on it and replays it), so that
-// keys sent next do not overtake the press.
-func settleClick(ctx context.Context, dl *delivery) {
+// keys sent next do not overtake the press. A client that still holds the press in a
+// synchronous grab after clickReplayWait has not let it reach the window: the click was
+// sent, its effect is unknown, and settleClick says so in an error. A grab that does not
+// hold events (a menu the click opened) is waited for briefly, as a matter of course.
+func settleClick(ctx context.Context, dl *delivery, p x11.Point) error {
 	if !dl.background() {
-		return
+		return nil
 	}
-	_ = dl.dev.WaitPointerFree(ctx, 200*time.Millisecond) // best effort: the click was delivered
+	err := dl.dev.WaitPointerReplayed(ctx, clickGrabWait, clickReplayWait)
+	switch {
+	case errors.Is(err, x11.ErrPointerFrozen):
+		return fmt.Errorf("the press at (%d,%d) was sent, but another client (the window manager, grabbing clicks to focus) still holds it (%v): "+
+			"whether and when it reaches the window is unknown; look before acting again", p.X, p.Y, err)
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return nil
 }
+
+// clickGrabWait bounds the wait for another client's grab of the session's pointer after
+// a click; clickReplayWait the wait for a grab that holds its events (see settleClick).
+const (
+	clickGrabWait   = 200 * time.Millisecond
+	clickReplayWait = 3 * time.Second
+)
 
 // seatStore holds each session's input devices, created on the session's first background
 // input and removed when the session ends.

@@ -174,7 +174,10 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 			return nil, err
 		}
-		settleClick(ctx, dl)
+		if err := settleClick(ctx, dl, p); err != nil {
+			dl.finish(ctx, ev)
+			return nil, err
+		}
 		ok := d.verifyPointer(ctx, dl, p, win, ev)
 		dl.finish(ctx, ev)
 		return deviceResult(dl, fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), inputEffect, count, ok, ev,
