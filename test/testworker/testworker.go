@@ -13,15 +13,16 @@ import (
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
+	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/worker"
 	"github.com/cua-host/cua-host/worker/tool"
 )
 
 // MaybeRun turns the current process into a worker when it was started as one (argv[1] is
-// "__worker") and exits; otherwise it returns. Call it first in TestMain.
+// contract.WorkerSubcommand) and exits; otherwise it returns. Call it first in TestMain.
 func MaybeRun() {
-	if len(os.Args) > 1 && os.Args[1] == "__worker" {
+	if len(os.Args) > 1 && os.Args[1] == contract.WorkerSubcommand {
 		os.Exit(worker.Main(os.Args[2:], worker.Config{NewRegistry: NewRegistry, ExtraInventory: Inventory()}))
 	}
 }
