@@ -203,7 +203,8 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	}
 	name, args := req.name, req.args
 	e, _ := a.pipe.Inventory().Lookup(name)
-	res := a.res.resolve(ctx, s, name, e, args)
+	t, registered := s.w.reg.Lookup(name)
+	res, decoded := a.res.resolve(ctx, s, name, e, t, args)
 	now := a.now()
 	d := a.pipe.Decide(ctx, s.authority, name, args, &res.Target, &s.grants, now)
 	if d.Refusal != nil {
@@ -220,8 +221,7 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	if r := s.useLabel(name, args); r != nil {
 		return nil, nil, r
 	}
-	t, ok := s.w.reg.Lookup(name)
-	if !ok {
+	if !registered {
 		return nil, nil, authz.Refuse(authz.CodeUnsupported, "tool %q is not available in this worker", name)
 	}
 	if d.NeedsConsent {
@@ -241,13 +241,17 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 		}
 	}
 	if res.pinWindow != 0 {
-		args["pid"], args["window_id"] = float64(res.pinPID), float64(res.pinWindow)
+		decoded.pin(args, res.pinPID, res.pinWindow)
 	}
-	// The handler's typed decode reads args itself (tool.Call.Decode parses no JSON); a
-	// handler that wants the JSON encodes it then (tool.Call.RawArgs), not every call.
+	// The handler reads the struct decoded above (tool.Call.Args); a handler that wants
+	// the JSON encodes it then (tool.Call.RawArgs), not every call.
 	readable := authz.Permits(s.authority, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, now)
 	c := newCall(&res)
 	c.Name, c.Arguments, c.Session, c.ClipboardReadable, c.Protected = name, args, s.state, readable, a.protected
+	c.Args, c.ArgsErr = decoded.typed, decoded.err
+	if decoded.err != nil {
+		c.Args = nil
+	}
 	c.Files = res.files
 	if r := d.Resource; r.Kind == authz.ResourceApplication && len(r.Argv) > 0 {
 		c.Launch = &tool.Launch{Argv: r.Argv, DesktopID: r.DesktopID, Declared: r.Declared}

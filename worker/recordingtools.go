@@ -53,7 +53,7 @@ func (w *worker) isTurn(t *tool.Tool) bool {
 func (w *worker) startRecording(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 	args := call.Arguments
 	if args == nil {
-		if err := tool.DecodeArgs(call.Args, &args); err != nil {
+		if err := tool.DecodeArgs(call.JSON, &args); err != nil {
 			return nil, err
 		}
 	}

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,30 +83,30 @@ func refused(r *authz.Refusal) resolution {
 }
 
 // resolve finds what a call touches. e may be nil (an unclassified tool): then only the
-// generic pid and window_id arguments are checked against the hard invariants. The files
-// a call names are further resources (resolve_files.go).
-func (r *resolver) resolve(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any) resolution {
-	res := r.resolveTarget(ctx, s, tool, e, args)
-	if e == nil {
-		return res
+// generic pid and window_id arguments are checked against the hard invariants. t is the
+// registered tool (nil when none): the call's arguments are decoded once into the struct
+// it declares, and the target is read from that value (callArgs). The files a call names
+// are further resources (resolve_files.go).
+func (r *resolver) resolve(ctx context.Context, s *session, name string, e *authz.Entry, t *tool.Tool, args map[string]any) (resolution, callArgs) {
+	pid, wid, refusal := validTarget(args)
+	if refusal != nil {
+		return refused(refusal), callArgs{}
 	}
-	return r.withFiles(r.touches[tool].Files, args, res)
+	c := decodeCall(t, args, pid, wid)
+	res := r.resolveTarget(ctx, s, name, e, args, &c)
+	if e == nil {
+		return res, c
+	}
+	return r.withFiles(r.touches[name].Files, args, &c, res), c
 }
 
 // resolveTarget finds the resource a call's tool touches (see resolve).
-func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any) resolution {
-	pid, hasPID, err := intArg(args, "pid", 1, math.MaxInt32)
-	if err != nil {
-		return unresolved(authz.CodeInvalidArguments, "%v", err)
-	}
-	wid, hasWID, err := intArg(args, "window_id", 1, math.MaxUint32)
-	if err != nil {
-		return unresolved(authz.CodeInvalidArguments, "%v", err)
-	}
+func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any, c *callArgs) resolution {
+	pid, wid, scope := c.target.PID, c.target.WindowID, c.target.Scope
+	hasPID, hasWID := pid != 0, wid != 0
 	if e == nil {
-		return r.generic(ctx, pid, hasPID, uint32(wid), hasWID)
+		return r.generic(ctx, pid, hasPID, wid, hasWID)
 	}
-	scope, _ := args["scope"].(string)
 	switch e.Shape {
 	case authz.ShapeWindow, authz.ShapePointer, authz.ShapeKeyboard:
 		if r.desk == nil {
@@ -119,11 +118,11 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 		if !hasPID {
 			return unresolved(authz.CodeInvalidArguments, "%s needs the pid of the window's process", tool)
 		}
-		return r.window(ctx, s, tool, e.Operation, pid, uint32(wid), hasWID, false, nil)
+		return r.window(ctx, s, tool, e.Operation, pid, wid, hasWID, false, nil)
 	case authz.ShapePointer:
-		return r.withPaste(ctx, s, tool, args, r.pointer(ctx, s, tool, args, pid, hasPID, uint32(wid), hasWID, scope))
+		return r.withPaste(ctx, s, tool, args, r.pointer(ctx, s, tool, c, pid, hasPID, wid, hasWID, scope))
 	case authz.ShapeKeyboard:
-		return r.withPaste(ctx, s, tool, args, r.keyboard(ctx, s, tool, pid, hasPID, uint32(wid), hasWID, scope))
+		return r.withPaste(ctx, s, tool, args, r.keyboard(ctx, s, tool, pid, hasPID, wid, hasWID, scope))
 	case authz.ShapeProcess:
 		if !hasPID {
 			return unresolved(authz.CodeInvalidArguments, "%s needs a pid", tool)
@@ -142,7 +141,7 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 	case authz.ShapeClipboard:
 		return resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceClipboard, Op: e.Operation}}}
 	}
-	res := r.generic(ctx, pid, hasPID, uint32(wid), hasWID)
+	res := r.generic(ctx, pid, hasPID, wid, hasWID)
 	if res.Unresolved == nil {
 		res.Resource = authz.Resource{Kind: e.Resource, Op: e.Operation}
 	}
@@ -293,9 +292,9 @@ func unverified(r *authz.Resource, w x11.Window) {
 // pointer resolves pointer input: a window with window-relative points, or the display
 // with desktop points (or the pointer's position when no point is given). Every point is
 // checked for a protected window under it.
-func (r *resolver) pointer(ctx context.Context, s *session, tool string, args map[string]any, pid int, hasPID bool, wid uint32, hasWID bool, scope string) resolution {
+func (r *resolver) pointer(ctx context.Context, s *session, tool string, c *callArgs, pid int, hasPID bool, wid uint32, hasWID bool, scope string) resolution {
 	var buf [3]x11.Point
-	pts := points(buf[:0], args)
+	pts := c.appendPoints(buf[:0])
 	var res resolution
 	// frame is the target window's client area: window-relative points are in it.
 	var frame x11.Rect
@@ -462,59 +461,4 @@ func (r *resolver) focusProtected(ctx context.Context) bool {
 		}
 	}
 	return false
-}
-
-// points appends the call's coordinates to out: x,y and drag's from/to pairs, where both
-// numbers of a pair are present, and the waypoints and from/to pairs of
-// parallel_mouse_drag's drags (at most its limits: 8 items of 400 points). Others are left
-// to the handler to refuse.
-func points(out []x11.Point, args map[string]any) []x11.Point {
-	out = pairPoints(out, args)
-	drags, _ := args["drags"].([]any)
-	for _, d := range drags[:min(len(drags), 8)] {
-		item, ok := d.(map[string]any)
-		if !ok {
-			continue
-		}
-		out = pairPoints(out, item)
-		path, _ := item["path"].([]any)
-		for _, p := range path[:min(len(path), 400)] {
-			if xy, ok := p.([]any); ok && len(xy) == 2 {
-				out = appendPoint(out, xy[0], xy[1])
-			}
-		}
-	}
-	return out
-}
-
-// pairPoints appends x,y, from_x,from_y and to_x,to_y of args.
-func pairPoints(out []x11.Point, args map[string]any) []x11.Point {
-	for _, pair := range [...][2]string{{"x", "y"}, {"from_x", "from_y"}, {"to_x", "to_y"}} {
-		out = appendPoint(out, args[pair[0]], args[pair[1]])
-	}
-	return out
-}
-
-// appendPoint appends (xv, yv) when both are usable coordinates.
-func appendPoint(out []x11.Point, xv, yv any) []x11.Point {
-	x, okx := xv.(float64)
-	y, oky := yv.(float64)
-	if okx && oky && !math.IsNaN(x) && !math.IsNaN(y) && math.Abs(x) <= 1e6 && math.Abs(y) <= 1e6 {
-		out = append(out, x11.Point{X: int(math.Round(x)), Y: int(math.Round(y))})
-	}
-	return out
-}
-
-// intArg reads an integer argument: absent is fine, anything but an integral JSON number
-// in [lo, hi] is an error.
-func intArg(args map[string]any, key string, lo, hi int64) (int, bool, error) {
-	v, ok := args[key]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-		return 0, false, fmt.Errorf("%s must be an integer in [%d, %d]", key, lo, hi)
-	}
-	return int(f), true, nil
 }

@@ -16,13 +16,14 @@ import (
 // withFiles adds to res the files the call names (fileArgs, what its tool declares in
 // tool.Touches.Files: each is decided like the call's other resources, a grant in standard
 // mode, the manifest's resources.files in bounded mode), each as a further resource
-// (Target.Also), and writes each file's canonical path into args, so the policy decides
-// on it and the handler opens exactly the file that was decided on. res.files records each
+// (Target.Also), and writes each file's canonical path into args and into the call's
+// decoded struct (c), so the policy decides on it and the handler opens exactly the file
+// that was decided on. res.files records each
 // file with the identity of the directory the decision saw (tool.Call.Files): the handler
 // reads or writes the file only in that directory. A path that cannot be resolved leaves
 // the call unresolved (invalid_arguments). res is returned unchanged when it is already
 // refused.
-func (r *resolver) withFiles(fileArgs []tool.FileArg, args map[string]any, res resolution) resolution {
+func (r *resolver) withFiles(fileArgs []tool.FileArg, args map[string]any, c *callArgs, res resolution) resolution {
 	if res.Unresolved != nil || res.SelfPID != 0 || res.ProtectedUIPID != 0 {
 		return res
 	}
@@ -44,6 +45,9 @@ func (r *resolver) withFiles(fileArgs []tool.FileArg, args map[string]any, res r
 			return unresolved(code, "%s %q: %v", fa.Arg, s, err)
 		}
 		args[fa.Arg] = path
+		if c.err == nil {
+			tool.SetArgument(c.typed, fa.Arg, path)
+		}
 		res.Also = append(res.Also, authz.Resource{Kind: authz.ResourceFile, Op: fa.Op, Path: path})
 		res.files = append(res.files, tool.File{Arg: fa.Arg, Path: path, Dir: dir})
 	}

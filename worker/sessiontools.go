@@ -263,7 +263,7 @@ func (w *worker) sessionState(ctx context.Context, call *tool.Call) (*tool.Resul
 func decodeOpen(call *tool.Call, v any, known ...string) error {
 	args := call.Arguments
 	if args == nil {
-		if err := tool.DecodeArgs(call.Args, &args); err != nil {
+		if err := tool.DecodeArgs(call.JSON, &args); err != nil {
 			return err
 		}
 	}

@@ -160,7 +160,7 @@ func measure(ctx context.Context, reg *tool.Registry, sess *tool.Session, args m
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		r, err := tl.Handler(cctx, &tool.Call{Name: "get_window_state", Args: raw, Session: sess})
+		r, err := tl.Handler(cctx, &tool.Call{Name: "get_window_state", JSON: raw, Session: sess})
 		took := time.Since(t0)
 		if err != nil {
 			return nil, nil, 0, err

@@ -47,11 +47,11 @@ func (d *desk) a11ySpecs() []spec {
 	return []spec{
 		{name: "get_window_state", description: "One window's accessibility tree as compact rows `- [i] role \"name\" value=… [states] actions=[…]`, with element tokens for click/type_text/set_value/scroll, plus a screenshot (parts covered by windows the session may not see are painted grey, #808080; screenshot_masked says how much). " +
 			"Bounded by max_elements, max_depth and timeout_ms (truncated says which). Windows without accessibility return their geometry, degraded.",
-			schema: schema([]string{"pid", "window_id"}, state), handler: d.windowState(true), touches: writesScreenshot},
+			schema: schema([]string{"pid", "window_id"}, state), handler: d.windowState(true), args: tool.NewArgs[walkArgs], touches: writesScreenshot},
 		{name: "get_accessibility_tree", description: "The accessibility tree of pid's window (window_id, else its top-most window), like get_window_state without the screenshot.",
-			schema: schema([]string{"pid"}, walk), handler: d.windowState(false)},
+			schema: schema([]string{"pid"}, walk), handler: d.windowState(false), args: tool.NewArgs[walkArgs]},
 		{name: "set_value", description: "Set an element's value through AT-SPI without moving the pointer or the focus: a slider's or spin button's number (Value), or an entry's text (EditableText, replaced). The value is read back.",
-			schema: schema([]string{"pid", "window_id", "value"}, setValue), handler: d.setValue},
+			schema: schema([]string{"pid", "window_id", "value"}, setValue), handler: d.setValue, args: tool.NewArgs[setValueArgs]},
 	}
 }
 
@@ -128,8 +128,8 @@ func walkBudget(ctx context.Context, o atspi.WalkOptions) atspi.WalkOptions {
 
 func (d *desk) windowState(screenshot bool) tool.Handler {
 	return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-		var a walkArgs
-		if err := call.Decode(&a); err != nil {
+		a, err := tool.ArgsOf[walkArgs](call)
+		if err != nil {
 			return nil, err
 		}
 		if !screenshot && (a.IncludeScreenshot != nil || a.ScreenshotOutFile != nil || a.CaptureMode != "") {
@@ -264,8 +264,8 @@ type setValueArgs struct {
 }
 
 func (d *desk) setValue(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a setValueArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[setValueArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	text, num, isNum, err := parseValue(a.Value)

@@ -50,7 +50,7 @@ func callAs(t *testing.T, reg *tool.Registry, sess *tool.Session, name string, a
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	return tl.Handler(ctx, &tool.Call{Name: name, Args: raw, Session: sess})
+	return tl.Handler(ctx, &tool.Call{Name: name, JSON: raw, Session: sess})
 }
 
 type elementJSON struct {

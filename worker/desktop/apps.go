@@ -34,19 +34,19 @@ func (d *desk) appSpecs() []spec {
 		"width": prop{"type": "number", "description": "Width in pixels.", "minimum": 1, "maximum": 32767}, "height": prop{"type": "number", "description": "Height in pixels.", "minimum": 1, "maximum": 32767}}
 	return []spec{
 		{name: "launch_app", description: "Start an application on this display and wait for its first window; returns pid and window ids.",
-			schema: schema(nil, launch), handler: d.launchApp, touches: tool.Touches{Launch: planLaunchArgs}},
+			schema: schema(nil, launch), handler: d.launchApp, args: tool.NewArgs[launchArgs], touches: tool.Touches{Launch: planLaunchArgs}},
 		{name: "kill_app", description: "Stop a process: SIGTERM, then SIGKILL after a grace period.",
-			schema: schema([]string{"pid"}, map[string]prop{"pid": pidProp, "grace_ms": intProp("Grace before SIGKILL (default 2000).", 0, 30000)}), handler: d.killApp},
+			schema: schema([]string{"pid"}, map[string]prop{"pid": pidProp, "grace_ms": intProp("Grace before SIGKILL (default 2000).", 0, 30000)}), handler: d.killApp, args: tool.NewArgs[killArgs]},
 		{name: "bring_to_front", description: "Raise a window and give it the keyboard focus.",
-			schema: schema([]string{"pid", "window_id"}, win), handler: d.bringToFront},
+			schema: schema([]string{"pid", "window_id"}, win), handler: d.bringToFront, args: tool.NewArgs[winArgs]},
 		{name: "set_window_frame", description: "Move and resize a window; returns the frame the window manager granted.",
-			schema: schema([]string{"pid", "window_id"}, frame), handler: d.setFrame},
+			schema: schema([]string{"pid", "window_id"}, frame), handler: d.setFrame, args: tool.NewArgs[frameArgs]},
 		{name: "clipboard_read", description: "Report what the clipboard offers; with include_text, its text too.",
-			schema: schema(nil, map[string]prop{"include_text": boolProp("Return the clipboard's text (default false: only the types on offer).")}), handler: d.clipboardRead},
+			schema: schema(nil, map[string]prop{"include_text": boolProp("Return the clipboard's text (default false: only the types on offer).")}), handler: d.clipboardRead, args: tool.NewArgs[clipboardReadArgs]},
 		{name: "clipboard_write", description: "Write text, an image (image_path) or a file reference (file_path) to the clipboard; this worker serves it until another client takes it.",
 			schema: schema(nil, map[string]prop{"text": boundedStr("Text.", x11.MaxClipboardBytes),
 				"image_path": strProp("Absolute path of a PNG or JPEG file whose image to place on the clipboard (at most 256000 bytes)."),
-				"file_path":  strProp("Absolute path of a file to place on the clipboard as a file reference (text/uri-list).")}), handler: d.clipboardWrite,
+				"file_path":  strProp("Absolute path of a file to place on the clipboard as a file reference (text/uri-list).")}), handler: d.clipboardWrite, args: tool.NewArgs[clipboardWriteArgs],
 			touches: tool.Touches{Files: []tool.FileArg{{Arg: "image_path", Op: authz.OpRead}, {Arg: "file_path", Op: authz.OpRead}}}},
 	}
 }
@@ -63,8 +63,8 @@ type launchArgs struct {
 }
 
 func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a launchArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[launchArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	timeout := 10 * time.Second
@@ -263,8 +263,8 @@ type killArgs struct {
 }
 
 func (d *desk) killApp(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a killArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[killArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	grace := 2 * time.Second
@@ -304,8 +304,8 @@ type winArgs struct {
 func (w winArgs) target() targetArgs { return targetArgs{PID: &w.PID, WindowID: &w.WindowID} }
 
 func (d *desk) bringToFront(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a winArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[winArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	// A minimized window is what bring_to_front is for: activation restores it.
@@ -338,8 +338,8 @@ type frameArgs struct {
 }
 
 func (d *desk) setFrame(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a frameArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[frameArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	// Moving or resizing a minimized window takes effect when it is restored.
@@ -402,8 +402,8 @@ type clipboardReadArgs struct {
 }
 
 func (d *desk) clipboardRead(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a clipboardReadArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[clipboardReadArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	targets, owner, err := d.b.ClipboardTargets(ctx)
@@ -469,8 +469,8 @@ type clipboardWriteArgs struct {
 }
 
 func (d *desk) clipboardWrite(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a clipboardWriteArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[clipboardWriteArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	given := 0

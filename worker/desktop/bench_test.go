@@ -55,7 +55,7 @@ func BenchmarkInputTools(b *testing.B) {
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(b.Context(), 10*time.Second)
 				start := time.Now()
-				_, err := tl.Handler(ctx, &tool.Call{Name: name, Args: raw, Session: sess})
+				_, err := tl.Handler(ctx, &tool.Call{Name: name, JSON: raw, Session: sess})
 				lat = append(lat, time.Since(start))
 				cancel()
 				if err != nil {

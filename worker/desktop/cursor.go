@@ -516,7 +516,7 @@ func (d *desk) cursorSpecs() []spec {
 	return []spec{
 		{name: "set_agent_cursor_enabled", description: "Show or hide the session's agent cursor: a cursor distinct from the person's that follows the session's pointer " +
 			"(its own pointer gets the theme's cursor; with the core pointer, a click-through overlay follows each pointer action). Off by default.",
-			schema: schema([]string{"session", "enabled"}, map[string]prop{"enabled": boolProp("true shows the agent cursor, false hides it.")}), handler: d.setCursorEnabled},
+			schema: schema([]string{"session", "enabled"}, map[string]prop{"enabled": boolProp("true shows the agent cursor, false hides it.")}), handler: d.setCursorEnabled, args: tool.NewArgs[cursorEnabledArgs]},
 		{name: "set_agent_cursor_motion", description: "Set how the session's agent cursor overlay moves (only the fields given; null keeps a value): glide duration and path, idle hiding.",
 			schema: schema([]string{"session"}, map[string]prop{
 				"start_handle":         num("Glide path: first handle, fraction of the way (0–1)."),
@@ -528,14 +528,14 @@ func (d *desk) cursorSpecs() []spec {
 				"dwell_after_click_ms": num("Kept and reported; no effect on X11 (0–5000)."),
 				"idle_hide_ms":         num("Hide the overlay after this many ms without a pointer action (0 never, up to 600000)."),
 				"turn_radius":          num("Kept and reported; no effect on X11 (0–1000)."),
-			}), handler: d.setCursorMotion},
+			}), handler: d.setCursorMotion, args: tool.NewArgs[motionArgs]},
 		{name: "set_agent_cursor_theme", description: "Select an installed theme for the session's agent cursor (" + themeIDs() + ") and reduced motion (on: no glides).",
 			schema: schema([]string{"session", "theme_id"}, map[string]prop{
 				"theme_id":       prop{"type": "string", "minLength": 1, "maxLength": 200, "description": "Installed theme id: " + themeIDs() + "."},
 				"reduced_motion": prop{"type": "string", "enum": []string{"auto", "on", "off"}, "default": "auto", "description": "on: the overlay jumps instead of gliding; auto and off glide."},
-			}), handler: d.setCursorTheme},
+			}), handler: d.setCursorTheme, args: tool.NewArgs[cursorThemeArgs]},
 		{name: "get_agent_cursor_state", description: "Return the session's agent cursor: enabled, position, theme, visual state and motion.",
-			schema: schema([]string{"session"}, nil), handler: d.cursorState},
+			schema: schema([]string{"session"}, nil), handler: d.cursorState, args: tool.NewArgs[cursorStateArgs]},
 	}
 }
 
@@ -564,8 +564,8 @@ type cursorEnabledArgs struct {
 }
 
 func (d *desk) setCursorEnabled(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a cursorEnabledArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[cursorEnabledArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if a.Enabled == nil {
@@ -590,8 +590,8 @@ func (d *desk) setCursorEnabled(ctx context.Context, call *tool.Call) (*tool.Res
 }
 
 func (d *desk) setCursorMotion(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a motionArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[motionArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	c, err := d.cursorFor(call, a.Session)
@@ -619,8 +619,8 @@ type cursorThemeArgs struct {
 }
 
 func (d *desk) setCursorTheme(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a cursorThemeArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[cursorThemeArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if a.ThemeID == "" || len(a.ThemeID) > 200 {
@@ -658,11 +658,14 @@ func (d *desk) setCursorTheme(ctx context.Context, call *tool.Call) (*tool.Resul
 	return r, nil
 }
 
+// cursorStateArgs are get_agent_cursor_state's arguments.
+type cursorStateArgs struct {
+	Session *string `json:"session"`
+}
+
 func (d *desk) cursorState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Session *string `json:"session"`
-	}
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[cursorStateArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	c, err := d.cursorFor(call, a.Session)

@@ -156,3 +156,58 @@ func TestHandlersDecodeWithoutJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlersReadTheDeclaredArgs: every desktop tool declares its argument struct and its
+// handler reads the value the worker decoded (tool.ArgsOf), never the arguments again: a
+// handler given a decode's refusal returns exactly it, and a handler given its struct
+// neither decodes again (Call.Decode panics then) nor reads another type (ArgsOf panics).
+// A struct that takes pid and window_id names its target and takes the pinned window; a
+// pointer tool's struct names its points.
+func TestHandlersReadTheDeclaredArgs(t *testing.T) {
+	d := &desk{sessions: newSessionStore()}
+	inv := authz.DefaultInventory()
+	for _, s := range d.specs() {
+		t.Run(s.name, func(t *testing.T) {
+			if s.args == nil {
+				t.Fatalf("%s declares no argument struct", s.name)
+			}
+			sentinel := authz.Refuse(authz.CodeInvalidArguments, "the worker's decode refused this call")
+			_, err := s.handler(context.Background(), &tool.Call{Name: s.name, ArgsErr: sentinel, Arguments: map[string]any{}, Session: tool.NewSession("t", "standard")})
+			if err != sentinel {
+				t.Errorf("handler given the decode's refusal = %v, want it", err)
+			}
+			call := &tool.Call{Name: s.name, Args: s.args(), Arguments: map[string]any{"zz_not_an_argument": 1.0}, Session: tool.NewSession("t", "standard")}
+			if msg := decodePanic(func() { s.handler(context.Background(), call) }); msg != "" {
+				t.Errorf("handler given its struct: %s", msg)
+			}
+			v := s.args()
+			if takesWindow(s.schema) {
+				_, targeted := v.(tool.Targeted)
+				_, pinned := v.(tool.Pinned)
+				if !targeted || !pinned {
+					t.Errorf("%T takes pid and window_id: Targeted %v, Pinned %v; want both", v, targeted, pinned)
+				}
+			}
+			if e, ok := inv.Lookup(s.name); ok && e.Shape == authz.ShapePointer {
+				if _, ok := v.(tool.Pointed); !ok {
+					t.Errorf("%T is a pointer tool's struct and names no points (tool.Pointed)", v)
+				}
+			}
+		})
+	}
+}
+
+// decodePanic runs f and returns the message of a panic package tool raises for a
+// handler that decodes again or reads another type, "" otherwise (a handler without a
+// display may panic on its own; that is not this test's concern).
+func decodePanic(f func()) (msg string) {
+	defer func() {
+		if p := recover(); p != nil {
+			if s, ok := p.(string); ok && strings.HasPrefix(s, "tool: ") {
+				msg = s
+			}
+		}
+	}()
+	f()
+	return ""
+}

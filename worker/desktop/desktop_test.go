@@ -53,7 +53,7 @@ func call(t *testing.T, reg *tool.Registry, name string, args any) (*tool.Result
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	return tl.Handler(ctx, &tool.Call{Name: name, Args: raw, Session: ownSession("test", "unrestricted")})
+	return tl.Handler(ctx, &tool.Call{Name: name, JSON: raw, Session: ownSession("test", "unrestricted")})
 }
 
 func structured(t *testing.T, r *tool.Result) map[string]any {
@@ -95,7 +95,7 @@ func TestNoDisplayRefusesUnsupported(t *testing.T) {
 		t.Fatalf("%d tools registered, want ≥23", len(reg.Tools()))
 	}
 	for _, tl := range reg.Tools() {
-		_, err := tl.Handler(t.Context(), &tool.Call{Name: tl.Name, Args: json.RawMessage("{}"), Session: ownSession("s", "m")})
+		_, err := tl.Handler(t.Context(), &tool.Call{Name: tl.Name, JSON: json.RawMessage("{}"), Session: ownSession("s", "m")})
 		if code := refusalCode(err); code != authz.CodeUnsupported || !strings.Contains(err.Error(), "DISPLAY is not set") {
 			t.Errorf("%s: %v, want unsupported naming the reason", tl.Name, err)
 		}
@@ -283,7 +283,7 @@ func TestAppsAndClipboardTools(t *testing.T) {
 	reg, b := setup(t)
 	sess := ownSession("s", "m")
 	tl, _ := reg.Lookup("launch_app")
-	r, err := tl.Handler(t.Context(), &tool.Call{Name: "launch_app", Args: json.RawMessage(`{"name":"xterm","additional_arguments":["-title","tooltest"]}`), Session: sess})
+	r, err := tl.Handler(t.Context(), &tool.Call{Name: "launch_app", JSON: json.RawMessage(`{"name":"xterm","additional_arguments":["-title","tooltest"]}`), Session: sess})
 	if err != nil {
 		t.Fatal(err)
 	}

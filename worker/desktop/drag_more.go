@@ -51,12 +51,12 @@ func (d *desk) dragMoreSpecs() []spec {
 	return []spec{
 		{name: "mouse_drag", description: "Move a button the session holds (after mouse_button_down) to x,y in steps motion events over duration_ms, without releasing it; mouse_button_up releases it. " +
 			"Coordinates and target as move_cursor; delivery_mode must reach the pointer that pressed the button. Refused when this session holds no button there.",
-			schema: schema([]string{"x", "y"}, mouseDrag), handler: d.mouseDrag},
+			schema: schema([]string{"x", "y"}, mouseDrag), handler: d.mouseDrag, args: tool.NewArgs[mouseDragArgs]},
 		{name: "parallel_mouse_drag", description: "Run 2–8 drags at the same time inside one window (pid and window_id): each drag gets a temporary XInput2 master pointer of its own, presses once, glides through its path and releases once; " +
 			"the person's pointer does not move, and the temporary pointers are removed afterwards. One window per call (the reference driver keys drags by session and window). " +
 			"A drag is a path of window-relative waypoints or a straight segment; function paths (fn) are not supported. " +
 			"Refused with background_unavailable where the X server cannot create master pointers; never imitated with the core pointer.",
-			schema: schema([]string{"drags"}, parallel), handler: d.parallelDrag},
+			schema: schema([]string{"drags"}, parallel), handler: d.parallelDrag, args: tool.NewArgs[parallelDragArgs]},
 	}
 }
 
@@ -135,8 +135,8 @@ type mouseDragArgs struct {
 }
 
 func (d *desk) mouseDrag(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a mouseDragArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[mouseDragArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	dur, steps, err := motionTiming(a.DurationMS, a.Steps, 500)
@@ -207,8 +207,8 @@ type dragItem struct {
 }
 
 func (d *desk) parallelDrag(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a parallelDragArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[parallelDragArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if err := a.check(); err != nil {

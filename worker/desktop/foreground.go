@@ -8,6 +8,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
+	"github.com/cua-host/cua-host/x11"
 )
 
 // ForegroundRetryWindow is how long after a background attempt on a window failed (refused
@@ -83,23 +84,22 @@ func callWindow(call *tool.Call) uint32 {
 	if call.Window != nil {
 		return call.Window.ID
 	}
-	if w, ok := call.Arguments["window_id"].(float64); ok && w > 0 && w <= 1<<32-1 {
-		return uint32(w)
+	if t, ok := call.Args.(tool.Targeted); ok {
+		return t.Target().WindowID
 	}
 	return 0
 }
 
-// callTarget is the gate's key of a call: its window, or without one the point it names
-// (x/y, else from_x/from_y; 0,0 for none: keys to the focused window).
+// callTarget is the gate's key of a call: its window, or without one the first point it
+// names (x/y, else from_x/from_y; 0,0 for none: keys to the focused window).
 func callTarget(call *tool.Call) gateKey {
 	if w := callWindow(call); w != 0 {
 		return gateKey{window: w}
 	}
-	for _, p := range [][2]string{{"x", "y"}, {"from_x", "from_y"}} {
-		x, okx := call.Arguments[p[0]].(float64)
-		y, oky := call.Arguments[p[1]].(float64)
-		if okx && oky {
-			return gateKey{x: int(x), y: int(y)}
+	if p, ok := call.Args.(tool.Pointed); ok {
+		var buf [2]x11.Point
+		if pts := p.AppendPoints(buf[:0]); len(pts) > 0 {
+			return gateKey{x: pts[0].X, y: pts[0].Y}
 		}
 	}
 	return gateKey{}

@@ -28,11 +28,11 @@ func (d *desk) keyboardSpecs() []spec {
 		{name: "type_text", description: "Type text into the focused window or into pid/window_id, through the session's own keyboard (given the window's focus) or the core one after bringing the window to the front (delivery_mode). Characters missing from the keymap are typed through temporarily remapped keycodes. " +
 			"With an element (element_token and its pid/window_id), the text is appended to an editable element through AT-SPI and read back (no focus change). " +
 			"When typing stops part-way (the window went away or lost the focus), the result is an error with code type_text_incomplete saying how many characters arrived.",
-			schema: schema([]string{"text"}, text), handler: d.typeText},
+			schema: schema([]string{"text"}, text), handler: d.typeText, args: tool.NewArgs[typeTextArgs]},
 		{name: "press_key", description: "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
-			schema: schema([]string{"key"}, press), handler: d.pressKey, touches: tool.Touches{Pastes: pressKeyPastes}},
+			schema: schema([]string{"key"}, press), handler: d.pressKey, args: tool.NewArgs[pressKeyArgs], touches: tool.Touches{Pastes: pressKeyPastes}},
 		{name: "hotkey", description: "Press a key combination (modifiers then keys, released in reverse).",
-			schema: schema([]string{"keys"}, hot), handler: d.hotkey, touches: tool.Touches{Pastes: hotkeyPastes}},
+			schema: schema([]string{"keys"}, hot), handler: d.hotkey, args: tool.NewArgs[hotkeyArgs], touches: tool.Touches{Pastes: hotkeyPastes}},
 	}
 }
 
@@ -70,8 +70,8 @@ type typeTextArgs struct {
 }
 
 func (d *desk) typeText(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a typeTextArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[typeTextArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if a.Text == nil {
@@ -168,8 +168,8 @@ type pressKeyArgs struct {
 }
 
 func (d *desk) pressKey(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a pressKeyArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[pressKeyArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	mods := append(append([]string{}, a.Modifier...), a.Modifiers...)
@@ -207,8 +207,8 @@ type hotkeyArgs struct {
 }
 
 func (d *desk) hotkey(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a hotkeyArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[hotkeyArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if len(a.Keys) < 2 {

@@ -25,7 +25,7 @@ func (d *desk) menuSpecs() []spec {
 	return []spec{
 		{name: "invoke_menu", description: "Invoke an item of a window's menu bar by its path, through AT-SPI: each level is resolved in the application as it is at that moment (the menu bar entry path[0] is opened, then path[1] is looked for among the entries that appear, and so on) and the last item is activated. " +
 			"The pointer and the focus do not move. A segment that is missing, ambiguous or disabled, a submenu named as the last segment, or an item without submenu before it, is refused naming the segment and what the level held; nothing further is invoked and the menus opened are closed again. Never falls back to pointer input.",
-			schema: schema([]string{"pid", "window_id", "path"}, props), handler: d.invokeMenu},
+			schema: schema([]string{"pid", "window_id", "path"}, props), handler: d.invokeMenu, args: tool.NewArgs[menuArgs]},
 	}
 }
 
@@ -59,8 +59,8 @@ func (a menuArgs) check() error {
 }
 
 func (d *desk) invokeMenu(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a menuArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[menuArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if err := a.check(); err != nil {

@@ -30,15 +30,15 @@ func (d *desk) observeSpecs() []spec {
 	}
 	return []spec{
 		{name: "list_windows", description: "List top-level windows, top-most first, with pid (server-observed when possible), title, class, frame in desktop coordinates and state.",
-			schema: schema(nil, map[string]prop{"pid": pidProp}), handler: d.listWindows},
+			schema: schema(nil, map[string]prop{"pid": pidProp}), handler: d.listWindows, args: tool.NewArgs[listWindowsArgs]},
 		{name: "list_apps", description: "List applications (processes owning windows) with executable and window ids.",
-			schema: schema(nil, nil), handler: d.listApps},
-		{name: "get_screen_size", description: "Return the desktop size in pixels.", schema: schema(nil, nil), handler: d.screenSize},
-		{name: "get_cursor_position", description: "Return the pointer position in desktop coordinates.", schema: schema(nil, nil), handler: d.cursorPosition},
+			schema: schema(nil, nil), handler: d.listApps, args: tool.NewArgs[sessionArgs]},
+		{name: "get_screen_size", description: "Return the desktop size in pixels.", schema: schema(nil, nil), handler: d.screenSize, args: tool.NewArgs[sessionArgs]},
+		{name: "get_cursor_position", description: "Return the pointer position in desktop coordinates.", schema: schema(nil, nil), handler: d.cursorPosition, args: tool.NewArgs[sessionArgs]},
 		{name: "get_desktop_state", description: "Screenshot of the whole desktop, downscaled so its longer side is at most max_dimension (scale reported), plus the window list.",
-			schema: schema(nil, desktopProps), handler: d.desktopState, touches: writesScreenshot},
+			schema: schema(nil, desktopProps), handler: d.desktopState, args: tool.NewArgs[desktopStateArgs], touches: writesScreenshot},
 		{name: "zoom", description: "Capture a region of a window at full resolution (x1,y1)-(x2,y2), window-relative. Parts covered by windows the session may not see are painted grey (#808080); structuredContent.masked says how much.",
-			schema: schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), handler: d.zoom, touches: writesScreenshot},
+			schema: schema([]string{"pid", "window_id", "x1", "y1", "x2", "y2"}, zoomProps), handler: d.zoom, args: tool.NewArgs[zoomArgs], touches: writesScreenshot},
 	}
 }
 
@@ -49,8 +49,8 @@ type listWindowsArgs struct {
 }
 
 func (d *desk) listWindows(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a listWindowsArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[listWindowsArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	wins, err := d.b.Windows(ctx)
@@ -89,8 +89,7 @@ func flags(w x11.Window) string {
 }
 
 func (d *desk) listApps(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a sessionArgs
-	if err := call.Decode(&a); err != nil {
+	if _, err := tool.ArgsOf[sessionArgs](call); err != nil {
 		return nil, err
 	}
 	apps, err := d.b.Apps(ctx)
@@ -105,8 +104,7 @@ func (d *desk) listApps(ctx context.Context, call *tool.Call) (*tool.Result, err
 }
 
 func (d *desk) screenSize(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a sessionArgs
-	if err := call.Decode(&a); err != nil {
+	if _, err := tool.ArgsOf[sessionArgs](call); err != nil {
 		return nil, err
 	}
 	w, h := d.b.ScreenSize()
@@ -114,8 +112,7 @@ func (d *desk) screenSize(ctx context.Context, call *tool.Call) (*tool.Result, e
 }
 
 func (d *desk) cursorPosition(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a sessionArgs
-	if err := call.Decode(&a); err != nil {
+	if _, err := tool.ArgsOf[sessionArgs](call); err != nil {
 		return nil, err
 	}
 	dev, which := d.b.Core(), "core"
@@ -194,8 +191,8 @@ type desktopStateArgs struct {
 }
 
 func (d *desk) desktopState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a desktopStateArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[desktopStateArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	opts, err := a.options()
@@ -249,8 +246,8 @@ type zoomArgs struct {
 }
 
 func (d *desk) zoom(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a zoomArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[zoomArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	opts, err := captureArgs{Format: a.Format, Quality: a.Quality}.options()

@@ -37,16 +37,16 @@ func (d *desk) pointerSpecs() []spec {
 	return append([]spec{
 		{name: "click", description: "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"), through the session's own pointer or the core one (delivery_mode). " +
 			"Or click an element (element_token from get_window_state, with its pid and window_id): through AT-SPI when it can (no pointer motion, no focus change), else at its centre.",
-			schema: schema(nil, clickProps), handler: d.clickTool("left", 0), touches: tool.Touches{Pastes: middleButton}},
-		{name: "double_click", description: "Double-click at x,y (see click).", schema: schema(nil, noCount), handler: d.clickTool("left", 2)},
-		{name: "right_click", description: "Right-click at x,y (see click).", schema: schema(nil, noCount), handler: d.clickTool("right", 1)},
-		{name: "move_cursor", description: "Move the pointer to x,y (see click for coordinates).", schema: schema(nil, move), handler: d.moveCursor},
+			schema: schema(nil, clickProps), handler: d.clickTool("left", 0), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: middleButton}},
+		{name: "double_click", description: "Double-click at x,y (see click).", schema: schema(nil, noCount), handler: d.clickTool("left", 2), args: tool.NewArgs[pointArgs]},
+		{name: "right_click", description: "Right-click at x,y (see click).", schema: schema(nil, noCount), handler: d.clickTool("right", 1), args: tool.NewArgs[pointArgs]},
+		{name: "move_cursor", description: "Move the pointer to x,y (see click for coordinates).", schema: schema(nil, move), handler: d.moveCursor, args: tool.NewArgs[pointArgs]},
 		{name: "mouse_button_down", description: "Press and hold a mouse button at x,y (default: where the pointer is). Released by mouse_button_up or when the session ends.",
-			schema: schema(nil, btn), handler: d.buttonTool(true), touches: tool.Touches{Pastes: middleButton}},
-		{name: "mouse_button_up", description: "Release a mouse button at x,y (default: where the pointer is).", schema: schema(nil, btn), handler: d.buttonTool(false), touches: tool.Touches{Pastes: middleButton}},
+			schema: schema(nil, btn), handler: d.buttonTool(true), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: middleButton}},
+		{name: "mouse_button_up", description: "Release a mouse button at x,y (default: where the pointer is).", schema: schema(nil, btn), handler: d.buttonTool(false), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: middleButton}},
 		{name: "drag", description: "Press a button at from_x,from_y, move to to_x,to_y in steps over duration_ms, release.",
-			schema: schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), handler: d.drag, touches: tool.Touches{Pastes: middleButton}},
-		{name: "scroll", description: "Turn the mouse wheel at x,y (buttons 4–7) or over an element; with an element and no direction, scroll the element into view (AT-SPI).", schema: schema(nil, scroll), handler: d.scroll},
+			schema: schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), handler: d.drag, args: tool.NewArgs[dragArgs], touches: tool.Touches{Pastes: middleButton}},
+		{name: "scroll", description: "Turn the mouse wheel at x,y (buttons 4–7) or over an element; with an element and no direction, scroll the element into view (AT-SPI).", schema: schema(nil, scroll), handler: d.scroll, args: tool.NewArgs[scrollArgs]},
 	}, d.dragMoreSpecs()...)
 }
 
@@ -130,8 +130,8 @@ func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, 
 
 func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 	return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-		var a pointArgs
-		if err := call.Decode(&a); err != nil {
+		a, err := tool.ArgsOf[pointArgs](call)
+		if err != nil {
 			return nil, err
 		}
 		if a.Button == "" {
@@ -154,7 +154,7 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 			if _, err := x11.ParseModifiers(a.Modifier); err != nil {
 				return nil, refusal(err)
 			}
-			return d.clickElement(ctx, call, a, btn, count)
+			return d.clickElement(ctx, call, *a, btn, count)
 		}
 		win, p, btn, err := d.prepare(ctx, call.Window, a.targetArgs, a.X, a.Y, a.Button, a.Modifier)
 		if err != nil {
@@ -186,8 +186,8 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 }
 
 func (d *desk) moveCursor(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a pointArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[pointArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	win, p, _, err := d.prepare(ctx, call.Window, a.targetArgs, a.X, a.Y, "", nil)
@@ -212,8 +212,8 @@ func (d *desk) moveCursor(ctx context.Context, call *tool.Call) (*tool.Result, e
 
 func (d *desk) buttonTool(down bool) tool.Handler {
 	return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-		var a pointArgs
-		if err := call.Decode(&a); err != nil {
+		a, err := tool.ArgsOf[pointArgs](call)
+		if err != nil {
 			return nil, err
 		}
 		if a.Count != nil || a.Modifier != nil {
@@ -309,8 +309,8 @@ func motionTiming(durationMS, steps *int, defaultMS int) (int, int, error) {
 }
 
 func (d *desk) drag(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a dragArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[dragArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	dur, steps, err := motionTiming(a.DurationMS, a.Steps, 300)
@@ -356,8 +356,8 @@ type scrollArgs struct {
 }
 
 func (d *desk) scroll(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a scrollArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[scrollArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	amount := 3

@@ -55,6 +55,9 @@ type spec struct {
 	description string
 	schema      json.RawMessage
 	handler     tool.Handler
+	// args returns the tool's zero argument struct (tool.NewArgs): the worker decodes each
+	// call into it once and the handler reads it with tool.ArgsOf.
+	args func() any
 	// touches is what a call touches beyond the inventory's shape (the paste keys, the
 	// files it names, the program it launches); Register adds Window for a schema taking
 	// pid and window_id.
@@ -91,7 +94,7 @@ func Register(reg *tool.Registry, b *x11.Backend, opts Options) {
 		touches := s.touches
 		touches.Window = takesWindow(s.schema)
 		reg.Register(tool.Tool{Name: s.name, Description: s.description, InputSchema: s.schema, OutputSchema: tool.OutputSchema(s.name),
-			Annotations: tool.InventoryAnnotations(s.name), Touches: touches, Handler: h})
+			Annotations: tool.InventoryAnnotations(s.name), Touches: touches, Args: s.args, Handler: h})
 	}
 }
 

@@ -39,10 +39,10 @@ func (d *desk) secretSpecs() []spec {
 	typ := targetProps(map[string]prop{"handle": boundedStr("The credential to type, a handle from find_credentials.", credential.MaxHandleBytes)})
 	return []spec{
 		{name: "find_credentials", description: "List the credentials the operator made available to this session: each one's handle, label and non-secret attributes (never the secret, nor its length). Type one with type_secret.",
-			schema: schema(nil, find), handler: d.findCredentials},
+			schema: schema(nil, find), handler: d.findCredentials, args: tool.NewArgs[findCredentialsArgs]},
 		{name: "type_secret", description: "Type a credential's secret into the focused window or into pid/window_id, like type_text, without the secret appearing in the arguments, the result or any log: the worker reads it at this moment and forgets it once the keys are sent. " +
 			"It types only while the window's keyboard focus is on a password field (accessible role \"password text\": a login form's password input, a password dialog); anywhere else it is refused permission_denied with nothing typed, unless the operator allowed that credential in any field. Click or focus the password field first. The result says only whether it was typed.",
-			schema: schema([]string{"handle"}, typ), handler: d.typeSecret},
+			schema: schema([]string{"handle"}, typ), handler: d.typeSecret, args: tool.NewArgs[typeSecretArgs]},
 	}
 }
 
@@ -54,8 +54,8 @@ type findCredentialsArgs struct {
 }
 
 func (d *desk) findCredentials(_ context.Context, call *tool.Call) (*tool.Result, error) {
-	var a findCredentialsArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[findCredentialsArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if d.creds == nil {
@@ -116,8 +116,8 @@ type typeSecretArgs struct {
 // character or the length of the secret. There is no accessibility route: AT-SPI would
 // carry the text as a D-Bus string.
 func (d *desk) typeSecret(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a typeSecretArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[typeSecretArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if a.Handle == "" {

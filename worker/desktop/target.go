@@ -18,9 +18,9 @@ type targetArgs struct {
 	Scope    string  `json:"scope"`
 	Delivery string  `json:"delivery_mode"`
 	Session  string  `json:"session"`
-	// Target is the reference contract's target object; the authorizer has already
+	// TargetObject is the reference contract's target object; the authorizer has already
 	// written it into PID, WindowID or Scope (authz.NormalizeTarget).
-	Target any `json:"target"`
+	TargetObject any `json:"target"`
 }
 
 // check validates the combination without touching the display.

@@ -92,7 +92,7 @@ func (d *desk) verifySpecs() []spec {
 	return []spec{
 		{name: "verify_state", description: "Verify predicates on one window (pid + window_id): that it exists or is gone, its frame within a tolerance, and accessible elements that exist, are enabled, selected or hold a value. " +
 			"Samples every 100 ms until every predicate holds for stable_samples samples in a row or timeout_ms passes. A verification that does not hold is a successful call with status unsatisfied or unknown (each predicate says which and why), never an error. Reads only.",
-			schema: schema([]string{"pid", "window_id", "expect"}, props), handler: d.verifyState},
+			schema: schema([]string{"pid", "window_id", "expect"}, props), handler: d.verifyState, args: tool.NewArgs[verifyArgs]},
 	}
 }
 
@@ -379,8 +379,8 @@ type sampleFacts struct {
 }
 
 func (d *desk) verifyState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a verifyArgs
-	if err := call.Decode(&a); err != nil {
+	a, err := tool.ArgsOf[verifyArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	if a.PID == nil || a.WindowID == nil {

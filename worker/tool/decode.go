@@ -15,7 +15,7 @@ import (
 // This file fills a handler's argument struct from the object the authorizer decoded
 // (Call.Arguments) without parsing JSON again. The result is, by construction and by
 // FuzzDecodeMatchesJSON, what encoding/json's strict decode of the object's encoding
-// (json.Marshal of Arguments, which is Call.Args) produces: the same fields set, the same
+// (json.Marshal of Arguments, which is Call.JSON) produces: the same fields set, the same
 // acceptance, the same refusal messages. The decoded object carries numbers as float64,
 // so a number reaches an integer field as the text json.Marshal writes for that float64
 // ("1" for 1.0, "1e+21" for 1e21): what the policy saw is what the handler gets.
@@ -273,19 +273,29 @@ func decodeObject(args map[string]any, v any) (bool, error) {
 			unknown, anyUnknown = k, true
 		}
 	}
-	if anyUnknown {
-		return true, authz.Refuse(authz.CodeInvalidArguments, "unknown argument %q", unknown)
-	}
+	// Every known field is filled, even when the call is refused: the worker reads the
+	// target from a struct whose other arguments do not decode (the refusal is the
+	// handler's to report). A field whose value does not fit is left zero.
 	s := rv.Elem()
 	// encoding/json reports the first error in the encoding, whose keys are sorted.
 	var first *json.UnmarshalTypeError
 	firstKey := ""
 	for k, x := range args {
 		f := p.fields[k]
-		if te := store(s.FieldByIndex(f.index), x); te != nil && (first == nil || k < firstKey) {
-			te.Struct, te.Field = p.structName, f.path
-			first, firstKey = te, k
+		if f == nil {
+			continue
 		}
+		field := s.FieldByIndex(f.index)
+		if te := store(field, x); te != nil {
+			field.SetZero()
+			if first == nil || k < firstKey {
+				te.Struct, te.Field = p.structName, f.path
+				first, firstKey = te, k
+			}
+		}
+	}
+	if anyUnknown {
+		return true, authz.Refuse(authz.CodeInvalidArguments, "unknown argument %q", unknown)
 	}
 	if first != nil {
 		return true, authz.Refuse(authz.CodeInvalidArguments, "%s", describeJSONError(first))

@@ -47,6 +47,12 @@ type Tool struct {
 	// whether it pastes, the files it names, the program it launches. It is declared here
 	// and nowhere else; the authorizer resolves a call's resources from it.
 	Touches Touches
+	// Args, when set, returns a new zero argument struct of the tool (NewArgs): the worker
+	// decodes each call's arguments once into it, reads the call's target from it
+	// (Targeted, Pointed), pins the decided window into it (Pinned), and hands the same
+	// value to the handler (Call.Args, ArgsOf). Nil: the handler decodes them itself
+	// (Call.Decode) and the target is read by the generic names.
+	Args func() any
 	// Handler runs the tool.
 	Handler Handler
 }
@@ -55,14 +61,24 @@ type Tool struct {
 type Call struct {
 	// Name is the canonical tool name.
 	Name string
-	// Args is the JSON object of arguments of a call made without the worker's
+	// JSON is the JSON object of arguments of a call made without the worker's
 	// authorizer (tests call handlers directly). The authorizer leaves it nil and sets
 	// Arguments: RawArgs encodes them when a handler wants the JSON.
-	Args json.RawMessage
+	JSON json.RawMessage
+	// Args is the call's arguments decoded once by the worker into the struct its tool
+	// declares (Tool.Args), with any pinned window written in: the value the target was
+	// resolved and decided on. Handlers read it through ArgsOf, never decode again. Nil
+	// when the tool declares no struct, when the arguments do not decode (ArgsErr) or
+	// when a handler is called without the worker's authorizer.
+	Args any
+	// ArgsErr is why the arguments do not decode into the tool's struct: the refusal the
+	// handler returns (ArgsOf) where it would have decoded them, so that a call refused
+	// for its arguments is refused at the same point as before the decode moved here.
+	ArgsErr error
 	// Arguments is the object the authorizer decoded once and decided on, sanitized and
-	// with any pinned window written in; handlers read it, never modify it, and Decode
-	// fills their typed arguments from it. Nil when a handler is called without the
-	// worker's authorizer: Decode then reads Args alone.
+	// with any pinned window written in: what the policy saw and the journal records.
+	// Handlers never modify it; a tool that declares no struct fills its own from it with
+	// Decode. Nil when a handler is called without the worker's authorizer.
 	Arguments map[string]any
 	// Window is the window the authorizer resolved for this call and decided on (the
 	// X server's owner, its frame, its title), or nil when the call targets none or a
@@ -126,11 +142,22 @@ type Launch struct {
 }
 
 // Decode fills v, a pointer to a handler's argument struct, from the call's arguments,
-// rejecting unknown fields. When the authorizer decoded them (Arguments), Decode reads that
-// object and parses no JSON: the result is what encoding/json's strict decode of Args (the
-// object's encoding) would give, field for field and refusal for refusal (see decode.go).
-// Without Arguments, or for a struct type decode.go does not handle, it decodes Args.
+// rejecting unknown fields: for a tool that declares no argument struct (Tool.Args). When
+// the authorizer decoded them (Arguments), Decode reads that object and parses no JSON: the
+// result is what encoding/json's strict decode of JSON (the object's encoding) would give,
+// field for field and refusal for refusal (see decode.go). Without Arguments, or for a
+// struct type decode.go does not handle, it decodes JSON. It panics when the worker
+// already decoded the call into the tool's declared struct (Args or ArgsErr set): that
+// handler reads ArgsOf, and a second decode would be a second reading of the call.
 func (c *Call) Decode(v any) error {
+	if c.Args != nil || c.ArgsErr != nil {
+		panic(fmt.Sprintf("tool: %s decodes arguments the worker already decoded into %T; read them with ArgsOf", c.Name, c.Args))
+	}
+	return c.decodeInto(v)
+}
+
+// decodeInto is Decode without its guard.
+func (c *Call) decodeInto(v any) error {
 	if c.Arguments != nil {
 		if done, err := decodeObject(c.Arguments, v); done {
 			return err
@@ -143,15 +170,15 @@ func (c *Call) Decode(v any) error {
 		return decodeArgs(args, keysOf(c.Arguments), v)
 	}
 	countParse()
-	return DecodeArgs(c.Args, v)
+	return DecodeArgs(c.JSON, v)
 }
 
-// RawArgs returns the call's arguments as one JSON object: Args when set, else the
+// RawArgs returns the call's arguments as one JSON object: JSON when set, else the
 // encoding of Arguments (numbers as the policy saw them, a pinned window included), "{}"
 // for none.
 func (c *Call) RawArgs() (json.RawMessage, error) {
-	if len(c.Args) > 0 {
-		return c.Args, nil
+	if len(c.JSON) > 0 {
+		return c.JSON, nil
 	}
 	if len(c.Arguments) == 0 {
 		return json.RawMessage("{}"), nil
