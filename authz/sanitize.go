@@ -40,11 +40,13 @@ func NormalizeTarget(args map[string]any) *Refusal {
 	kind, _ := t["kind"].(string)
 	switch kind {
 	case "window":
-		pid, err := targetID(t, "pid", 1<<32-1)
+		// Only the form is checked here: the range of the pid and window id derived below
+		// is the worker's one check of every call's pid and window_id.
+		pid, err := targetID(t, "pid")
 		if err != nil {
 			return err
 		}
-		wid, err := targetID(t, "window_id", 1<<64-1)
+		wid, err := targetID(t, "window_id")
 		if err != nil {
 			return err
 		}
@@ -73,10 +75,10 @@ func NormalizeTarget(args map[string]any) *Refusal {
 	return Refuse(CodeInvalidArguments, `target.kind %v: want "window" or "desktop"`, t["kind"])
 }
 
-// targetID reads a non-negative integer field of a target object.
-func targetID(t map[string]any, name string, maxValue float64) (uint64, *Refusal) {
+// targetID reads a non-negative integer field of a target object (below 2^64).
+func targetID(t map[string]any, name string) (uint64, *Refusal) {
 	f, ok := t[name].(float64)
-	if !ok || f < 0 || f > maxValue || f != float64(uint64(f)) {
+	if !ok || f < 0 || f > 1<<64-1 || f != float64(uint64(f)) {
 		return 0, Refuse(CodeInvalidArguments, "target.%s must be a non-negative integer, not %v", name, t[name])
 	}
 	return uint64(f), nil

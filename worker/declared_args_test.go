@@ -172,3 +172,23 @@ func TestADeclaredToolsHandlerCannotDecodeAgain(t *testing.T) {
 		t.Fatalf("a declared tool's handler decoding again: %v, want a panic saying so", err)
 	}
 }
+
+// TestOnePIDLimit: a pid out of range is refused by one check with one message, whether
+// the call names it as pid or in the reference's target object.
+func TestOnePIDLimit(t *testing.T) {
+	a, s := declaredAuthorizer(t, "click", tool.Tool{Name: "poke_range", Args: tool.NewArgs[stdPokeArgs], Handler: func(context.Context, *tool.Call) (*tool.Result, error) { return &tool.Result{}, nil }})
+	ctx := context.Background()
+	const want = "pid must be an integer in [1, 2147483647]"
+	for _, args := range []map[string]any{
+		{"pid": 1 << 31, "x": 1, "y": 1},
+		{"pid": 1 << 32, "x": 1, "y": 1},
+		{"target": map[string]any{"kind": "window", "pid": 1 << 32, "window_id": 5}, "x": 1, "y": 1},
+		{"target": map[string]any{"kind": "window", "pid": 1 << 31, "window_id": 5}, "x": 1, "y": 1},
+		{"pid": -1, "x": 1, "y": 1},
+	} {
+		_, _, r := a.authorize(ctx, s, newRequest("poke_range", mustArgs(args)))
+		if r == nil || r.Code != authz.CodeInvalidArguments || r.Message != want {
+			t.Errorf("%v: %v, want invalid_arguments %q", args, r, want)
+		}
+	}
+}
