@@ -109,7 +109,7 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, unshifted 
 			d.releaseHeldLocked()
 		}
 	}()
-	km, err := d.b.freshKeymapLocked(ctx)
+	km, err := d.b.freshKeymapLocked(ctx, syms)
 	if err != nil {
 		return stats, err
 	}
@@ -125,7 +125,8 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, unshifted 
 		return stats, err
 	}
 	remapped := false
-	sent := 0 // keys typed through remapped keycodes since the last remap
+	sent := 0    // keys typed through remapped keycodes since the last remap
+	viaKept := 0 // keys typed through rows an earlier call remapped (freshKeymapLocked)
 	for _, bt := range batches {
 		codes := map[xproto.Keysym]slot{}
 		if len(bt.missing) > 0 {
@@ -163,8 +164,8 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, unshifted 
 			if c, mapped := codes[ks]; mapped {
 				kc, shift, ok = c.kc, c.shift, true
 				sent++
-			} else {
-				kc, shift, ok = km.lookup(ks)
+			} else if kc, shift, ok = km.lookup(ks); ok && d.b.remapped(kc) {
+				viaKept++
 			}
 			if !ok {
 				return stats, fmt.Errorf("%w: no keycode for %s", ErrNoKeycode, KeysymName(ks))
@@ -187,8 +188,9 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, unshifted 
 			return stats, err
 		}
 	}
-	if remapped {
-		d.b.restoreLaterLocked(sent)
+	if remapped || viaKept > 0 {
+		// The rows stay until clients had the time to read every key typed with them.
+		d.b.restoreLaterLocked(sent + viaKept)
 	}
 	return stats, nil
 }
@@ -215,11 +217,11 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 			d.releaseHeldLocked()
 		}
 	}()
-	km, err := d.b.freshKeymapLocked(ctx)
+	all := append(slices.Clone(combo.Mods), combo.Keys...)
+	km, err := d.b.freshKeymapLocked(ctx, all)
 	if err != nil {
 		return err
 	}
-	all := append(slices.Clone(combo.Mods), combo.Keys...)
 	var missing []xproto.Keysym
 	for _, ks := range all {
 		if _, _, ok := km.lookup(ks); !ok && !slices.Contains(missing, ks) {
@@ -278,11 +280,16 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 	return nil
 }
 
-// freshKeymapLocked reads the mapping for typing. Rows an earlier call remapped stay on
-// the server (a client may not have read them yet: remapHold) but are blank in the
-// snapshot: their keycodes are spare, and a symbol they hold is mapped again like any
-// missing one, so no keycode is used for two symbols at once.
-func (b *Backend) freshKeymapLocked(ctx context.Context) (*keymap, error) {
+// freshKeymapLocked reads the mapping for typing syms. Rows an earlier call remapped stay
+// on the server (a client may not have read them yet: remapHold). In the snapshot, a
+// remapped row that holds one of syms stays as it is: those symbols are typed through the
+// same keycodes again, so a client still reading earlier keys typed with them (it fetches
+// the mapping lazily, when it gets to them: a terminal drawing glyphs from fallback fonts
+// lags by hundreds of milliseconds) reads them with the mapping they were typed with,
+// not a new one. Other remapped rows are blank: their keycodes are spare, used after the
+// keycodes no call remapped, so no keycode is used for two symbols at once and a keycode
+// changes meaning as rarely as it can.
+func (b *Backend) freshKeymapLocked(ctx context.Context, syms []xproto.Keysym) (*keymap, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -290,9 +297,29 @@ func (b *Backend) freshKeymapLocked(ctx context.Context) (*keymap, error) {
 	if err != nil {
 		return nil, err
 	}
+	kept := map[xproto.Keycode]bool{}
 	for kc := range b.remap.orig {
-		clear(km.row(kc))
+		row := km.row(kc)
+		if slices.ContainsFunc(row[:min(2, len(row))], func(ks xproto.Keysym) bool { return ks != 0 && slices.Contains(syms, ks) }) {
+			kept[kc] = true
+			continue
+		}
+		clear(row)
 	}
+	var fresh, reused, vendor []xproto.Keycode
+	for _, kc := range km.spare {
+		_, remapped := b.remap.orig[kc]
+		switch {
+		case kept[kc]:
+		case remapped:
+			reused = append(reused, kc)
+		case km.empty(kc):
+			fresh = append(fresh, kc)
+		default:
+			vendor = append(vendor, kc)
+		}
+	}
+	km.spare = slices.Concat(fresh, reused, vendor)
 	return km, nil
 }
 

@@ -121,6 +121,32 @@ func TestTypeTextReachesALateClient(t *testing.T) {
 	waitFile(t, file, text)
 }
 
+// TestTypeTextKeepsAKeycodesMeaning: a long text is typed in chunks, each with its own
+// look at the keymap. A client that reads keys late (stopped here; a terminal drawing
+// glyphs from fallback fonts lags the same way) reads the first chunk's keys with the
+// mapping of the moment it reads them: the second chunk must not give the keycodes the
+// first one used other symbols. Here both chunks need é and Ω, the second also →, which
+// would have taken the first chunk's keycode for é. Oracle: the file the xterm's cat writes.
+func TestTypeTextKeepsAKeycodesMeaning(t *testing.T) {
+	b := open(t)
+	file, _, pid := startCatPID(t, b)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	first, second := "éΩ✓ab", "x→éΩy\n"
+	for _, chunk := range []string{first, second} {
+		if _, err := b.Core().TypeText(t.Context(), chunk); err != nil {
+			t.Fatalf("TypeText(%q): %v", chunk, err)
+		}
+	}
+	time.Sleep(4 * x11.DefaultRemapSettle)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, file, first+second)
+}
+
 func TestTypeTextManyMissingSymbolsBatches(t *testing.T) {
 	b := open(t)
 	file, _ := startCat(t, b)

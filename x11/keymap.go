@@ -235,6 +235,13 @@ func writeRows(c *xgb.Conn, per int, kcs []xproto.Keycode, row func(xproto.Keyco
 	}
 }
 
+// remapped reports whether keycode kc holds a row a call remapped and has not restored.
+// Preconditions: input semaphore held.
+func (b *Backend) remapped(kc xproto.Keycode) bool {
+	_, ok := b.remap.orig[kc]
+	return ok
+}
+
 // remapHold is how long remapped rows stay after the last key typed with them when no
 // later typing needs their keycodes. Clients read the mapping lazily, when they come to
 // handle the keys: one busy just after it started (a GTK4 or Chromium window that has just
