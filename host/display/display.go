@@ -80,7 +80,10 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 	if path == "" {
 		path = os.Getenv("PATH")
 	}
-	dir, err := os.MkdirTemp("", "cua-display-")
+	if removed := removeAbandoned(os.TempDir()); len(removed) > 0 {
+		logger.Info("removed the directories of displays whose owner is gone", "dirs", removed)
+	}
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("display: temp dir: %w", err)
 	}
@@ -92,6 +95,9 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 	}()
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("display: %w", err)
+	}
+	if err := writeOwner(dir); err != nil {
+		return nil, err
 	}
 	d.env = []string{"PATH=" + path, "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
 		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "XDG_RUNTIME_DIR=" + dir}
