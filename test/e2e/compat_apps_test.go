@@ -49,6 +49,21 @@ func (a *agentOn) call(t *testing.T, name string, kv ...any) compatCall {
 	return c
 }
 
+// kwriteSettings turns off kwrite's automatic brackets in the person's configuration: by
+// default kwrite inserts "}" when "{" is typed, and the saved file would differ from the
+// text sent for a reason that has nothing to do with how the keys arrived.
+func kwriteSettings(t *testing.T, home string) {
+	t.Helper()
+	dir := filepath.Join(home, ".config")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[KTextEditor View]\nAuto Brackets=false\n"
+	if err := os.WriteFile(filepath.Join(dir, "kwriterc"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // missing returns the first of the app's programs that is not installed, or "".
 func (app compatApp) missing() string {
 	for _, p := range app.progs {
@@ -63,6 +78,9 @@ func compatApps() []compatApp {
 	editor := func(name, label string, argv func(file string) []string) compatApp {
 		return compatApp{name: name, label: label, progs: []string{name}, title: `note`,
 			open: func(t *testing.T, desk *compatDesk, dir string) ([]string, cellProbe) {
+				if name == "kwrite" {
+					kwriteSettings(t, desk.home)
+				}
 				file := filepath.Join(dir, "note.txt")
 				if err := os.WriteFile(file, nil, 0o644); err != nil {
 					t.Fatal(err)
