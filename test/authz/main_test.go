@@ -288,7 +288,9 @@ func startApp(t testing.TB, exe, title string) *app {
 
 func (a *app) waitReady(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: on a loaded CI machine (the end-to-end package runs browsers beside this
+	// one) a new X client has been seen to need more than ten seconds.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		for _, e := range a.events(t) {
 			if e.Type == "ready" {
