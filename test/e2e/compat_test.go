@@ -202,6 +202,10 @@ var compatKnownDefects = map[string]string{
 	"openbox/gnome-text-editor/click": "the session pointer's click into an unfocused toolkit window is lost under openbox",
 	"openbox/featherpad/click":        "the session pointer's click into an unfocused toolkit window is lost under openbox",
 	"fluxbox/gnome-text-editor/click": "GTK 4 ignores the session pointer's click under fluxbox",
+	// In one CI run of four, the GTK 4 editor under fluxbox saved nothing: none of the
+	// keys typed into it, nor its ctrl+s, reached it (not diagnosed; every other run typed
+	// it exactly).
+	"fluxbox/gnome-text-editor/typing": "GTK 4 under fluxbox sometimes receives none of the session's keys",
 	// Under fluxbox (the cause is not established), Qt 5 and, in some runs, Chromium
 	// translated some keys typed through remapped keycodes with a later batch's mapping.
 	"fluxbox/featherpad/typing": "Qt 5 reads some remapped keys with a later mapping under fluxbox",
