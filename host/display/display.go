@@ -26,6 +26,12 @@ type Options struct {
 	Width, Height, Depth int
 	// WindowManager starts openbox and waits until it manages the screen.
 	WindowManager bool
+	// LateWindowManager, with WindowManager, makes Start return once the X server (and the
+	// session bus) accept connections and openbox has been started, without waiting for
+	// openbox to manage the screen: WindowManagerReady waits for that. A caller starts
+	// meanwhile what needs the X server only (the worker), and lets nothing map a window
+	// before WindowManagerReady has returned.
+	LateWindowManager bool
 	// SessionBus starts a private dbus-daemon session bus.
 	SessionBus bool
 	// Path is the PATH used to find Xvfb (or Xephyr), openbox and dbus-daemon and given
@@ -52,6 +58,13 @@ type Display struct {
 	// mu guards procs.
 	mu    sync.Mutex
 	procs []*child // in start order
+
+	// wmWait, when set, is the window manager still starting (Options.LateWindowManager);
+	// wmDone is closed once it is ready or failed, with wmErr saying which; wmStop ends the
+	// wait when the display closes first.
+	wmDone chan struct{}
+	wmErr  error
+	wmStop context.CancelFunc
 
 	closeOnce sync.Once
 }
@@ -80,9 +93,15 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 	if path == "" {
 		path = os.Getenv("PATH")
 	}
-	if removed := removeAbandoned(os.TempDir()); len(removed) > 0 {
-		logger.Info("removed the directories of displays whose owner is gone", "dirs", removed)
-	}
+	// Old directories go while the server starts: a temporary directory holding hundreds
+	// of them takes milliseconds to read.
+	var sweep sync.WaitGroup
+	defer sweep.Wait()
+	sweep.Go(func() {
+		if removed := removeAbandoned(os.TempDir()); len(removed) > 0 {
+			logger.Info("removed the directories of displays whose owner is gone", "dirs", removed)
+		}
+	})
 	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("display: temp dir: %w", err)
@@ -136,8 +155,32 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 // window manager needs the X server alone, the bus nothing, and neither needs the other.
 // The window manager's environment names the bus by the path it is about to listen on, so
 // that what it starts finds the bus as every other program of the display does. It returns
-// once both are ready, or the first failure once neither is starting any more.
+// once both are ready, or the first failure once neither is starting any more; with
+// opts.LateWindowManager, once the bus is ready and openbox started, leaving the wait for
+// openbox to WindowManagerReady.
 func (d *Display) startDesktop(ctx context.Context, path string, cookie []byte, opts Options) error {
+	var wait func(context.Context) error
+	if opts.WindowManager {
+		env := slices.Clone(d.env)
+		if opts.SessionBus {
+			env = append(env, "DBUS_SESSION_BUS_ADDRESS="+d.busListenAddress())
+		}
+		var err error
+		if wait, err = d.spawnWM(path, env, cookie); err != nil {
+			return err
+		}
+	}
+	if opts.WindowManager && opts.LateWindowManager {
+		// The wait outlives Start's ctx, which may end when Start returns; Close ends it.
+		wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		d.wmDone, d.wmStop = make(chan struct{}), stop
+		late := wait
+		go func() {
+			defer close(d.wmDone)
+			d.wmErr = late(wctx)
+		}()
+		wait = nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -153,13 +196,9 @@ func (d *Display) startDesktop(ctx context.Context, path string, cookie []byte, 
 		cancel() // the other one stops waiting
 	}
 	var wg sync.WaitGroup
-	if opts.WindowManager {
-		env := slices.Clone(d.env)
-		if opts.SessionBus {
-			env = append(env, "DBUS_SESSION_BUS_ADDRESS="+d.busListenAddress())
-		}
+	if wait != nil {
 		wg.Go(func() {
-			if err := d.startWM(ctx, path, env, cookie); err != nil {
+			if err := wait(ctx); err != nil {
 				fail(err)
 			}
 		})
@@ -171,6 +210,22 @@ func (d *Display) startDesktop(ctx context.Context, path string, cookie []byte, 
 	}
 	wg.Wait()
 	return first
+}
+
+// WindowManagerReady waits until the window manager a display started with
+// Options.LateWindowManager manages the screen, and returns why it does not when it
+// failed; it returns nil at once for a display that started without one or waited for it
+// in Start.
+func (d *Display) WindowManagerReady(ctx context.Context) error {
+	if d.wmDone == nil {
+		return nil
+	}
+	select {
+	case <-d.wmDone:
+		return d.wmErr
+	case <-ctx.Done():
+		return fmt.Errorf("display: waiting for the window manager: %w", ctx.Err())
+	}
 }
 
 func lookPath(path, name string) (string, error) {
@@ -245,60 +300,63 @@ func (d *Display) runServer(ctx context.Context, name, bin string, args, env []s
 	return c, nil
 }
 
-// startWM starts openbox with env and waits until it has finished starting. openbox runs its
-// --startup command once it has taken the screen and handles MapRequests; a window mapped
-// before that (when only _NET_SUPPORTING_WM_CHECK is set) was seen to stay unmanaged and
-// unmapped. The command creates a file in the display's directory, which is watched
-// (inotify) rather than polled; then the root window must name the window manager.
-func (d *Display) startWM(ctx context.Context, path string, env []string, cookie []byte) error {
+// spawnWM starts openbox with env and returns the wait until it has finished starting.
+// openbox runs its --startup command once it has taken the screen and handles MapRequests;
+// a window mapped before that (when only _NET_SUPPORTING_WM_CHECK is set) was seen to stay
+// unmanaged and unmapped. The command creates a file in the display's directory, which is
+// watched (inotify) rather than polled; then the root window must name the window manager.
+func (d *Display) spawnWM(path string, env []string, cookie []byte) (wait func(context.Context) error, err error) {
 	bin, err := lookPath(path, "openbox")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	touch, err := lookPath(path, "touch")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	const readyName = "wm-ready"
 	ready, stopWatch, err := watchCreated(d.dir, readyName)
 	if err != nil {
-		return fmt.Errorf("display: %w", err)
+		return nil, fmt.Errorf("display: %w", err)
 	}
-	defer stopWatch()
 	begin := time.Now()
 	c, err := d.spawn("openbox", bin, []string{"--sm-disable", "--startup", touch + " " + filepath.Join(d.dir, readyName)}, env, nil)
 	if err != nil {
-		return err
+		stopWatch()
+		return nil, err
 	}
-	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	select {
-	case <-ready:
-	case <-c.done:
-		return fmt.Errorf("display: openbox exited: %s", c.stderrTail())
-	case <-tctx.Done():
-		return fmt.Errorf("display: openbox not ready: %w", tctx.Err())
-	}
-	x, err := dialX(tctx, d.num, cookie)
-	if err != nil {
-		return fmt.Errorf("display: %w", err)
-	}
-	defer x.Close()
-	atom, err := x.internAtom("_NET_SUPPORTING_WM_CHECK")
-	if err != nil {
-		return fmt.Errorf("display: %w", err)
-	}
-	var check uint32
-	if atom != 0 {
-		if check, _, err = x.rootProperty32(atom); err != nil {
+	return func(ctx context.Context) error {
+		defer stopWatch()
+		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		select {
+		case <-ready:
+		case <-c.done:
+			return fmt.Errorf("display: openbox exited: %s", c.stderrTail())
+		case <-tctx.Done():
+			return fmt.Errorf("display: openbox not ready: %w", tctx.Err())
+		}
+		x, err := dialX(tctx, d.num, cookie)
+		if err != nil {
 			return fmt.Errorf("display: %w", err)
 		}
-	}
-	if check == 0 {
-		return errors.New("display: openbox ran its start-up command but the root window has no _NET_SUPPORTING_WM_CHECK")
-	}
-	d.log.Debug("window manager ready", "pid", c.pid(), "took", time.Since(begin).Round(time.Microsecond))
-	return nil
+		defer x.Close()
+		atom, err := x.internAtom("_NET_SUPPORTING_WM_CHECK")
+		if err != nil {
+			return fmt.Errorf("display: %w", err)
+		}
+		var check uint32
+		if atom != 0 {
+			if check, _, err = x.rootProperty32(atom); err != nil {
+				return fmt.Errorf("display: %w", err)
+			}
+		}
+		if check == 0 {
+			return errors.New("display: openbox ran its start-up command but the root window has no _NET_SUPPORTING_WM_CHECK")
+		}
+		d.log.Debug("window manager ready", "pid", c.pid(), "took", time.Since(begin).Round(time.Microsecond))
+		return nil
+	}, nil
 }
 
 // busListenAddress is the address the session bus listens on; the address it prints once
@@ -396,6 +454,10 @@ func (d *Display) Close() error {
 		d.mu.Lock()
 		procs := d.procs
 		d.mu.Unlock()
+		if d.wmStop != nil {
+			d.wmStop()
+			<-d.wmDone
+		}
 		for i := len(procs) - 1; i >= 0; i-- {
 			procs[i].stop(2 * time.Second)
 			d.log.Debug("stopped", "name", procs[i].name, "pid", procs[i].pid())
