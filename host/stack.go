@@ -35,6 +35,13 @@ type StackOptions struct {
 	// the agent's stream (Proxy.Stdin and Proxy.Stdout), so that the host keeps no copy of
 	// it and the agent sees end-of-file as soon as the proxy is gone.
 	DetachStdio bool
+	// BeforeSession, when set, runs once the worker is ready and before the session is
+	// created, with the worker's host: it waits for what the display still had starting
+	// while the proxy and the worker started (display.Display.WindowManagerReady) and
+	// shows what the person must see before the agent acts. The proxy is activated before
+	// it, so that the agent's handshake is answered meanwhile, but no call reaches the
+	// worker before it has returned; an error ends StartStack.
+	BeforeSession func(context.Context, *Host) error
 }
 
 // Stack is an MCP proxy serving one session of a worker: what `cua-host run` starts.
@@ -51,7 +58,8 @@ type Stack struct {
 // session channel; the MCP proxy holding one end of it, so that its pid is protected from
 // the worker's first frame on; the worker (Start); the session bound to the other end
 // (CreateSessionOn); and the proxy's bootstrap line (Activate), after which the proxy
-// serves the agent. On error nothing is left running.
+// serves the agent. With BeforeSession the bootstrap line comes first, then BeforeSession,
+// then the session. On error nothing is left running.
 func StartStack(ctx context.Context, opts StackOptions) (_ *Stack, err error) {
 	if opts.Proxy.Session != nil {
 		opts.Proxy.Session.Close()
@@ -83,12 +91,24 @@ func StartStack(ctx context.Context, opts StackOptions) (_ *Stack, err error) {
 	if s.host, err = Start(ctx, opts.Host); err != nil {
 		return nil, err
 	}
+	b := contract.Bootstrap{Generation: s.host.GenerationBytes(), Version: s.host.ProtocolVersion(), HTTPToken: opts.HTTPToken}
+	if opts.BeforeSession != nil {
+		// The proxy answers the agent's handshake while the display finishes starting;
+		// what it sends the worker waits in the session channel until the session is bound.
+		if err := s.proxy.Activate(b); err != nil {
+			return nil, err
+		}
+		if err := opts.BeforeSession(ctx, s.host); err != nil {
+			return nil, err
+		}
+	}
 	if s.session, err = s.host.CreateSessionOn(ctx, opts.Session, workerEnd); err != nil {
 		return nil, err
 	}
-	b := contract.Bootstrap{Generation: s.host.GenerationBytes(), Version: s.host.ProtocolVersion(), HTTPToken: opts.HTTPToken}
-	if err := s.proxy.Activate(b); err != nil {
-		return nil, err
+	if opts.BeforeSession == nil {
+		if err := s.proxy.Activate(b); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -156,6 +156,9 @@ type displaySetup struct {
 	// onClose, on a nested display, sets what to do when the person asks to close its
 	// window (revoke the sessions); nil otherwise.
 	onClose func(func())
+	// ready, when set, waits for what the display still has starting (its window manager,
+	// display.Options.LateWindowManager); nothing may map a window before it returned.
+	ready func(context.Context) error
 }
 
 // xauthority returns the Xauthority file for the display: the private display's own, else
@@ -194,7 +197,7 @@ func openDisplay(ctx context.Context, mode string, log *slog.Logger) (*displaySe
 	case mode == "private":
 		return startPrivateDisplay(ctx, log)
 	case mode == "nested":
-		return startNestedDisplay(ctx, 0, 0, "cli", log)
+		return startNestedDisplay(ctx, 0, 0, "cli", false, log)
 	case len(mode) > 1 && mode[0] == ':':
 		return shared(mode), nil
 	}

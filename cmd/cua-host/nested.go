@@ -44,7 +44,7 @@ func personXAuthority(getenv func(string) string) string {
 // display's environment only; the person's display and cookie stay with the host, which
 // shows its indicator and consent dialog there (person) and watches the person's use of
 // the window (watch).
-func startNestedDisplay(ctx context.Context, width, height int, label string, log *slog.Logger) (*displaySetup, error) {
+func startNestedDisplay(ctx context.Context, width, height int, label string, lateWM bool, log *slog.Logger) (*displaySetup, error) {
 	if err := checkNested(os.Getenv); err != nil {
 		return nil, err
 	}
@@ -52,6 +52,7 @@ func startNestedDisplay(ctx context.Context, width, height int, label string, lo
 	ds := &displaySetup{}
 	var onClose atomic.Pointer[func()]
 	d, err := display.Start(ctx, display.Options{Logger: log, Width: width, Height: height, WindowManager: true, SessionBus: true,
+		LateWindowManager: lateWM,
 		Nested: &display.NestedOptions{Parent: parent, ParentXAuthority: parentXA, Title: "cua-host: " + label,
 			OnClose: func() {
 				if f := onClose.Load(); f != nil {
@@ -74,6 +75,7 @@ func startNestedDisplay(ctx context.Context, width, height int, label string, lo
 	ds.pids = d.PIDs()
 	ds.close = func() { d.Close() }
 	ds.watch = d
+	ds.ready = d.WindowManagerReady
 	ds.person = &displaySetup{env: []string{"DISPLAY=" + parent, "XAUTHORITY=" + parentXA}, facts: host.DisplayFacts{Name: parent, XAuthority: parentXA}}
 	ds.onClose = func(f func()) { onClose.Store(&f) }
 	return ds, nil

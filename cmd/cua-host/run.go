@@ -202,6 +202,27 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		// sees end-of-file as soon as the proxy is gone.
 		DetachStdio: stdio,
 	}
+	// The window manager finishes starting while the proxy and the worker start; the
+	// person sees the indicator before the session exists.
+	var ind *personui.Indicator
+	defer func() {
+		if ind != nil {
+			ind.Close()
+		}
+	}()
+	opts.BeforeSession = func(ctx context.Context, h *host.Host) error {
+		if cfg.indicator && d.person != nil {
+			// On the person's display: a nested display's own is the agent's.
+			var err error
+			if ind, err = showIndicator(ctx, h, d.person, opts.Session.Label, cfg.setup.spec.Mode.String(), log); err != nil {
+				return err
+			}
+		}
+		if d.ready != nil {
+			return d.ready(ctx)
+		}
+		return nil
+	}
 	if stdio {
 		opts.Proxy.Stdin, opts.Proxy.Stdout = os.Stdin, os.Stdout
 	} else {
@@ -211,14 +232,6 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		return err
 	}
 	px, h, info := st.Proxy(), st.Host(), st.Session()
-	if cfg.indicator && d.person != nil {
-		// On the person's display: a nested display's own is the agent's.
-		ind, err := showIndicator(ctx, h, d.person, info.Label, cfg.setup.spec.Mode.String(), log)
-		if err != nil {
-			return err
-		}
-		defer ind.Close()
-	}
 	if d.facts.Nested {
 		// The nested window and everything in it go with the session.
 		stopWatch := closeWithSession(h, info.Label, d, log)
@@ -300,10 +313,11 @@ func showIndicator(ctx context.Context, h *host.Host, d *displaySetup, label, mo
 // asked or when auto finds no $DISPLAY, and a nested one (of --screen size) when asked.
 func openRunDisplay(ctx context.Context, cfg runConfig, log *slog.Logger) (*displaySetup, error) {
 	if cfg.display == "nested" {
-		return startNestedDisplay(ctx, cfg.width, cfg.height, runLabel, log)
+		return startNestedDisplay(ctx, cfg.width, cfg.height, runLabel, true, log)
 	}
 	if cfg.display == "private" || (cfg.display == "auto" && os.Getenv("DISPLAY") == "") {
-		d, err := display.Start(ctx, display.Options{Logger: log, Width: cfg.width, Height: cfg.height, WindowManager: true, SessionBus: true})
+		d, err := display.Start(ctx, display.Options{Logger: log, Width: cfg.width, Height: cfg.height, WindowManager: true, SessionBus: true,
+			LateWindowManager: true})
 		if err != nil {
 			return nil, fmt.Errorf("private display: %w", err)
 		}
@@ -313,6 +327,7 @@ func openRunDisplay(ctx context.Context, cfg runConfig, log *slog.Logger) (*disp
 			facts: host.DisplayFacts{Name: d.Name(), Private: true, ServerPID: d.ServerPID(), XAuthority: d.XAuthority()},
 			pids:  d.PIDs(),
 			close: func() { d.Close() },
+			ready: d.WindowManagerReady,
 		}, nil
 	}
 	if cfg.width != 0 {

@@ -47,7 +47,10 @@ func (d *domain) startLocked(ctx context.Context, want string) (err error) {
 	var pids []int
 	var person host.PersonWatcher
 	if want == "private" || want == "nested" {
-		opts := display.Options{Logger: s.log, Width: s.opts.Width, Height: s.opts.Height, WindowManager: true, SessionBus: true}
+		// The window manager finishes starting while the worker starts; no session exists
+		// before it has (below).
+		opts := display.Options{Logger: s.log, Width: s.opts.Width, Height: s.opts.Height, WindowManager: true, SessionBus: true,
+			LateWindowManager: true}
 		if want == "nested" {
 			// The domain's own desktop in a window on the person's display (this process's
 			// $DISPLAY), which only Xephyr and the host's watch connect to.
@@ -92,6 +95,12 @@ func (d *domain) startLocked(ctx context.Context, want string) (err error) {
 	})
 	if err != nil {
 		return err
+	}
+	if disp != nil {
+		if err := disp.WindowManagerReady(ctx); err != nil {
+			h.Close()
+			return fmt.Errorf("%s display: %w", want, err)
+		}
 	}
 	d.mu.Lock()
 	if d.stopped { // the host began shutting down meanwhile
