@@ -65,8 +65,13 @@ func startNestedDisplay(ctx context.Context, width, height int, label string, la
 	w, h, askedW, askedH := d.NestedSize()
 	log.Info("nested display started", "display", d.Name(), "parent", parent, "window", fmt.Sprintf("0x%x", d.Window()), "server_pid", d.ServerPID(),
 		"screen", fmt.Sprintf("%dx%d", w, h))
+	if d.NestedScrolled() {
+		// Xephyr cannot scale its window: the window shows part of the screen.
+		log.Info("the nested screen is larger than fits on your screen: its window shows part of it and scrolls to follow the pointer",
+			"screen", fmt.Sprintf("%dx%d", w, h), "parent", parent)
+	}
 	if w != askedW || h != askedH {
-		// Xephyr cannot scale its window: a screen larger than the person's would be cut.
+		// The window manager drew a frame larger than it said: window and screen shrank.
 		log.Warn("the nested screen is smaller than asked: it is as large as fits in a window on your screen",
 			"asked", fmt.Sprintf("%dx%d", askedW, askedH), "screen", fmt.Sprintf("%dx%d", w, h), "parent", parent)
 	}
@@ -88,7 +93,7 @@ type nestedStatus struct {
 	// Parent is the person's display the window would open on ($DISPLAY).
 	Parent string `json:"parent,omitempty"`
 	// LargestScreen is the largest nested screen (WxH) that fits, with the window
-	// manager's frame, on the person's screen: --screen asks for at most this much.
+	// manager's frame, on the person's screen: a larger --screen is shown scrolled.
 	LargestScreen string `json:"largest_screen,omitempty"`
 	Error         string `json:"error,omitempty"`
 }

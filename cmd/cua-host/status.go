@@ -269,7 +269,7 @@ func printStatus(w io.Writer, rep statusReport) {
 	case n.Available:
 		fmt.Fprintf(w, "%-21s Xephyr (%s): --display nested opens the session's desktop in a window on %s\n", "nested display:", n.Xephyr, n.Parent)
 		if n.LargestScreen != "" {
-			fmt.Fprintf(w, "%-21s at most %s fits on that screen (a larger --screen is reduced to it)\n", "", n.LargestScreen)
+			fmt.Fprintf(w, "%-21s at most %s fits on that screen (a larger --screen is shown scrolled, following the pointer)\n", "", n.LargestScreen)
 		}
 	default:
 		fmt.Fprintf(w, "%-21s unavailable: %s\n", "nested display:", n.Error)

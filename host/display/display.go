@@ -144,6 +144,11 @@ func Start(ctx context.Context, opts Options) (_ *Display, err error) {
 		return nil, err
 	}
 	d.env = append(d.env, "DISPLAY="+d.Name(), "XAUTHORITY="+d.xauth)
+	if d.nested != nil {
+		if err := d.nested.frame.startFollowing(ctx, d.num, d.xauth); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.startDesktop(ctx, path, cookie, opts); err != nil {
 		return nil, err
 	}

@@ -81,6 +81,13 @@ type frame struct {
 	err     error         // why run stopped watching; set once
 	// refitW×refitH is the size refit gave the window (0: it kept its size).
 	refitW, refitH int
+	// view is set when the screen is larger than the frame (viewport.go); lastX, lastY is
+	// where the nested display's pointer was last seen.
+	view         *viewport
+	lastX, lastY int
+
+	// following counts the goroutine that scrolls the view (startFollowing).
+	following sync.WaitGroup
 }
 
 // newFrame connects to the person's display and creates the (unmapped) frame window
@@ -143,6 +150,9 @@ func newFrame(ctx context.Context, log *slog.Logger, no *NestedOptions, title st
 	size := fitFrame(ctx, x, f.root, f.top, width, height)
 	size.place(x, f.top)
 	f.size = size
+	if size.clamped {
+		f.view = &viewport{screenW: width, screenH: height, viewW: size.width, viewH: size.height}
+	}
 	if _, err := xproto.GetInputFocus(x).Reply(); err != nil { // a round trip: every request above was handled
 		return nil, fit{}, fmt.Errorf("set up the window: %w", err)
 	}
@@ -233,9 +243,7 @@ func (f *frame) handle(ev xgb.Event) {
 	switch e := ev.(type) {
 	case xproto.ConfigureNotifyEvent:
 		if e.Window == f.top {
-			// The child follows the frame; Xephyr resizes its screen to it (RandR).
-			xproto.ConfigureWindow(f.x, f.child, xproto.ConfigWindowWidth|xproto.ConfigWindowHeight,
-				[]uint32{uint32(e.Width), uint32(e.Height)})
+			f.setView(int(e.Width), int(e.Height))
 		}
 	case xproto.ReparentNotifyEvent:
 		if e.Window == f.top && e.Parent != f.root {
@@ -281,6 +289,7 @@ func (f *frame) state() (bool, <-chan struct{}, error) {
 // for it; safe to repeat. Before run started it closes the connection itself.
 func (f *frame) close(started bool) {
 	f.stopOnce.Do(func() { close(f.stop) })
+	f.following.Wait()
 	if started {
 		<-f.done
 		return
@@ -311,13 +320,17 @@ func (d *Display) startNested(ctx context.Context, path string, opts Options) er
 	if err != nil {
 		return fmt.Errorf("display: nested: %w", err)
 	}
-	d.nested = &nested{parent: no.Parent, frame: f, width: size.width, height: size.height,
-		askedWidth: opts.Width, askedHeight: opts.Height}
-	if size.clamped {
-		d.log.Debug("nested screen clamped to the person's work area", "asked", fmt.Sprintf("%dx%d", opts.Width, opts.Height),
-			"screen", fmt.Sprintf("%dx%d", size.width, size.height), "work_area", fmt.Sprintf("%dx%d+%d+%d", size.work.width, size.work.height, size.work.x, size.work.y),
+	screenW, screenH := size.width, size.height
+	if f.view != nil {
+		// The screen keeps the asked size; the window shows part of it (viewport.go).
+		screenW, screenH = opts.Width, opts.Height
+		d.log.Debug("nested screen larger than the person's work area: its window shows part of it, following the pointer",
+			"screen", fmt.Sprintf("%dx%d", screenW, screenH), "window", fmt.Sprintf("%dx%d", size.width, size.height),
+			"work_area", fmt.Sprintf("%dx%d+%d+%d", size.work.width, size.work.height, size.work.x, size.work.y),
 			"frame_extents", fmt.Sprintf("%d,%d,%d,%d", size.left, size.right, size.top, size.bottom))
 	}
+	d.nested = &nested{parent: no.Parent, frame: f, width: screenW, height: screenH,
+		askedWidth: opts.Width, askedHeight: opts.Height}
 	// Xephyr alone, besides this process, connects to the person's display: their display
 	// and cookie are in its environment only.
 	env := append(append([]string(nil), d.env...), "DISPLAY="+no.Parent)
@@ -332,7 +345,7 @@ func (d *Display) startNested(ctx context.Context, path string, opts Options) er
 	// (GTK 4, Chromium, Firefox, LibreOffice, Qt) do on it.
 	args := []string{"-displayfd", "3", "-auth", d.xauth, "-title", title + " (Xephyr)",
 		"-parent", "0x" + strconv.FormatUint(uint64(f.top), 16),
-		"-screen", fmt.Sprintf("%dx%d", size.width, size.height), "-resizeable", "-no-host-grab",
+		"-screen", fmt.Sprintf("%dx%d", screenW, screenH), "-resizeable", "-no-host-grab",
 		"-nolisten", "tcp", "-noreset", "-extension", "GLX"}
 	c, err := d.runServer(ctx, "Xephyr", bin, args, env)
 	if err != nil {
@@ -358,10 +371,11 @@ type nested struct {
 }
 
 // NestedSize returns the size a nested display's screen started at and the size Options
-// asked for. They differ when the asked size did not fit the person's work area: Xephyr
-// cannot scale, so the screen was made as large as fits, never cut off (where the window
-// manager told its frame's size only by drawing it, the size it had once framed). Zeros
-// for a display that is not nested. The screen follows its window's size afterwards.
+// asked for. A screen larger than the person's work area has the asked size, its window
+// showing part of it (viewport.go); they differ only where the window manager told its
+// frame's size by drawing it, which shrank window and screen once framed. Zeros for a
+// display that is not nested. The screen follows its window's size afterwards, never
+// below the asked size when that did not fit.
 func (d *Display) NestedSize() (width, height, askedWidth, askedHeight int) {
 	if d.nested == nil {
 		return 0, 0, 0, 0

@@ -10,13 +10,12 @@ import (
 	"github.com/jezek/xgb/xproto"
 )
 
-// A nested screen is never larger than what the person can see of it. Xephyr cannot scale
-// its window (its screen is drawn 1:1 into it) and a window larger than the person's
-// screen is cut by it, so the asked size is clamped to the person's work area less the
-// window manager's frame before Xephyr starts (fitFrame); the screen then has the size the
-// person sees, and every pixel of it is on their screen. A window manager that tells its
-// frame only by drawing it (weston's, under XWayland) is measured once it has framed the
-// window, which then shrinks by as much (refit).
+// A nested window is never larger than what the person can see of it. The asked size is
+// compared with the person's work area less the window manager's frame before Xephyr
+// starts (fitFrame); where it does not fit, the window is made as large as fits and shows
+// part of the screen, which keeps the asked size (viewport.go). A window manager that
+// tells its frame only by drawing it (weston's, under XWayland) is measured once it has
+// framed the window, which then shrinks by as much, and its screen with it (refit).
 
 // frameExtentsWait bounds the wait for the window manager's answer to
 // _NET_REQUEST_FRAME_EXTENTS.
@@ -25,8 +24,8 @@ const frameExtentsWait = 500 * time.Millisecond
 // area is a rectangle of the person's root window.
 type area struct{ x, y, width, height int }
 
-// fit is what fitFrame decided: the size of the nested screen, where to put the window
-// when it had to shrink, and what it was fitted to.
+// fit is what fitFrame decided: the size of the nested window, where to put it when it
+// had to be smaller than the screen asked for (clamped), and what it was fitted to.
 type fit struct {
 	width, height int
 	clamped       bool
@@ -164,7 +163,8 @@ func (f fit) place(x *xgb.Conn, top xproto.Window) {
 // frame it actually drew where the window manager did not tell its extents beforehand
 // (weston's XWayland window manager, for one): when the frame sticks out of the work
 // area, the window shrinks by as much, at the work area's corner, and Xephyr's screen
-// follows it (RandR). Called from run.
+// follows it (RandR) unless the window already showed part of a larger screen, which
+// keeps its size. Called from run.
 func (f *frame) refit() {
 	if f.size.extentsKnown {
 		return
@@ -202,7 +202,9 @@ func (f *frame) refit() {
 		"parent", f.parent, "window", fmt.Sprintf("%dx%d", tg.Width, tg.Height), "frame", fmt.Sprintf("%dx%d", ow, oh),
 		"screen", fmt.Sprintf("%dx%d", w, h))
 	f.mu.Lock()
-	f.refitW, f.refitH = w, h
+	if f.view == nil { // a scrolled screen keeps its size; only the window shrinks
+		f.refitW, f.refitH = w, h
+	}
 	f.mu.Unlock()
 	// A configure request's position is the frame's corner (ICCCM, NorthWest gravity).
 	xproto.ConfigureWindow(f.x, f.top, xproto.ConfigWindowX|xproto.ConfigWindowY|xproto.ConfigWindowWidth|xproto.ConfigWindowHeight,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,13 +16,14 @@ import (
 )
 
 // TestNestedScreenLargerThanThePersons: asked for a 1920×1080 nested screen on a 1024×768
-// person's display, `cua-host run --display nested` makes the screen as large as fits in
-// a window on the person's screen, says so in its log, and reports that size: the window
-// with the window manager's frame lies entirely on the person's screen, the nested X
-// server's root is exactly the window's inside (and Xephyr started at that size), and
-// get_screen_size and get_desktop_state report that size, so no pixel the agent is told of
-// is cut off. Oracles: xwininfo on the person's display (the window and its frame) and on
-// the nested display (its root), Xephyr's command line in /proc.
+// person's display, `cua-host run --display nested` keeps the screen 1920×1080 and shows
+// it scrolled: the window with the window manager's frame lies entirely on the person's
+// screen, Xephyr's window inside it is 1920×1080, the nested X server's root and
+// get_screen_size / get_desktop_state are 1920×1080, and when the agent's pointer goes to
+// a far corner and back the view follows it, so whatever the agent points at is on the
+// person's screen. Oracles: xwininfo on the person's display (the window, its frame,
+// Xephyr's window and where it sits in the window) and on the nested display (its root),
+// Xephyr's command line in /proc, xdotool parking the person's pointer on the title bar.
 func TestNestedScreenLargerThanThePersons(t *testing.T) {
 	needDesktop(t)
 	need(t, "Xephyr", "xdotool", "xwininfo")
@@ -45,23 +47,17 @@ func TestNestedScreenLargerThanThePersons(t *testing.T) {
 			t.Errorf("%v is not entirely on the person's 1024x768 screen", r)
 		}
 	}
-	if frame.w < inside.w || frame.h < inside.h {
-		t.Errorf("the frame %v is smaller than the window %v", frame, inside)
-	}
-	if inside.w >= 1920 || inside.h >= 1080 || inside.w < 640 || inside.h < 480 {
-		t.Errorf("the nested window is %dx%d, want as large as fits on 1024x768", inside.w, inside.h)
+	if frame.w < inside.w || frame.h < inside.h || inside.w < 640 || inside.h < 480 {
+		t.Errorf("the nested window is %v in a frame %v, want as large as fits on 1024x768", inside, frame)
 	}
 
-	// The screen was that size from the start: a window manager that shrinks a window too
-	// large for the screen would otherwise resize it only after programs saw 1920x1080.
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", xephyrOf(t, rp.cmd.Process.Pid)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("\x00-screen\x00%dx%d\x00", inside.w, inside.h); !strings.Contains(string(cmdline), want) {
-		t.Errorf("Xephyr's command line %q lacks -screen %dx%d", cmdline, inside.w, inside.h)
+	if want := "\x00-screen\x001920x1080\x00"; !strings.Contains(string(cmdline), want) {
+		t.Errorf("Xephyr's command line %q lacks -screen 1920x1080", cmdline)
 	}
-
 	_, health := rp.mustCall(t, "health_report", nil)
 	nested, _ := health["display"].(string)
 	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", number(health, "pid")))
@@ -78,23 +74,44 @@ func TestNestedScreenLargerThanThePersons(t *testing.T) {
 	if err != nil {
 		t.Fatalf("xwininfo -root -display %s: %v: %s", nested, err, out)
 	}
-	if root := parseGeometry(string(out)); root.w != inside.w || root.h != inside.h {
-		t.Errorf("the nested server's root is %dx%d, want the window's inside %dx%d", root.w, root.h, inside.w, inside.h)
+	if root := parseGeometry(string(out)); root.w != 1920 || root.h != 1080 {
+		t.Errorf("the nested server's root is %dx%d, want 1920x1080", root.w, root.h)
 	}
-
 	_, size := rp.mustCall(t, "get_screen_size", nil)
-	if number(size, "width") != inside.w || number(size, "height") != inside.h {
-		t.Errorf("get_screen_size = %v, want the window's %dx%d", size, inside.w, inside.h)
+	if number(size, "width") != 1920 || number(size, "height") != 1080 {
+		t.Errorf("get_screen_size = %v, want 1920x1080", size)
 	}
-	shot, _ := rp.mustCall(t, "get_desktop_state", map[string]any{})
-	if b := decodePNG(t, shot).Bounds(); b.Dx() != inside.w || b.Dy() != inside.h {
-		t.Errorf("get_desktop_state screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), inside.w, inside.h)
+	shot, _ := rp.mustCall(t, "get_desktop_state", map[string]any{"max_dimension": 1920})
+	if b := decodePNG(t, shot).Bounds(); b.Dx() != 1920 || b.Dy() != 1080 {
+		t.Errorf("get_desktop_state screenshot is %dx%d, want 1920x1080", b.Dx(), b.Dy())
 	}
-	if want := fmt.Sprintf("asked=1920x1080 screen=%dx%d", inside.w, inside.h); !strings.Contains(rp.log(), want) {
-		t.Errorf("the run's log does not say the screen is smaller than asked (%q):\n%s", want, rp.log())
+	if want := "its window shows part of it"; !strings.Contains(rp.log(), want) {
+		t.Errorf("the run's log does not say the window shows part of the screen (%q):\n%s", want, rp.log())
 	}
 
-	// cua-host status names the same largest size before anything starts.
+	// The person's pointer on the title bar, outside the nested window: the agent acts.
+	if frame.y < inside.y {
+		p.xdo("mousemove", "--sync", strconv.Itoa(inside.x+inside.w/2), strconv.Itoa((frame.y+inside.y)/2))
+	} else {
+		t.Skipf("the window manager drew no title bar above the nested window (%v in %v): no place for the person's pointer outside it", inside, frame)
+	}
+	xephyrWin := p.search("^" + regexp.QuoteMeta(nestedTitle+" (Xephyr)") + "$")
+	if xephyrWin == "" {
+		t.Fatalf("no Xephyr window on the person's display:\n%s", p.tree())
+	}
+	for _, pt := range [][2]int{{1900, 1060}, {10, 10}, {1500, 200}} {
+		rp.mustCall(t, "move_cursor", map[string]any{"x": pt[0], "y": pt[1], "scope": "desktop"})
+		var in rect
+		if !waitFor(3*time.Second, func() bool {
+			in = relativeGeometry(t, p.run, xephyrWin)
+			return in.w == 1920 && in.h == 1080 && -in.x <= pt[0] && pt[0] < -in.x+inside.w && -in.y <= pt[1] && pt[1] < -in.y+inside.h
+		}) {
+			t.Errorf("the agent's pointer at %v: Xephyr's window is at %d,%d (%dx%d) in the %dx%d window, which shows x %d..%d, y %d..%d",
+				pt, in.x, in.y, in.w, in.h, inside.w, inside.h, -in.x, -in.x+inside.w, -in.y, -in.y+inside.h)
+		}
+	}
+
+	// cua-host status names the largest size that fits without scrolling.
 	st := exec.Command(cuaHost, "status", "--json")
 	st.Env = append(os.Environ(), append(d.Env(), "HOME="+t.TempDir())...)
 	js, _ := st.Output() // exit 1 is a startup problem the status reports, not ours
@@ -109,6 +126,33 @@ func TestNestedScreenLargerThanThePersons(t *testing.T) {
 	if want := fmt.Sprintf("%dx%d", inside.w, inside.h); rep.Nested.LargestScreen != want {
 		t.Errorf("cua-host status: nested_display.largest_screen = %q, want %q", rep.Nested.LargestScreen, want)
 	}
+}
+
+// relativeGeometry returns the position of window id in its parent and its size (xwininfo).
+func relativeGeometry(t testing.TB, run runner, id string) rect {
+	t.Helper()
+	out, err := run("xwininfo", "-id", id)
+	if err != nil {
+		t.Fatalf("xwininfo -id %s: %v: %s", id, err, out)
+	}
+	r := parseGeometry(out)
+	for _, l := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "Relative upper-left X":
+			r.x = n
+		case "Relative upper-left Y":
+			r.y = n
+		}
+	}
+	return r
 }
 
 // rect is a window's root position and size.

@@ -178,8 +178,10 @@ func TestNestedDisplayOnWayland(t *testing.T) {
 // will draw (no _NET_REQUEST_FRAME_EXTENTS, no _NET_WORKAREA), so the nested window, asked
 // 1280x800 (the default) on a 1024x768 XWayland screen, is first made 1024x768 and then,
 // once weston has framed it, shrunk by the frame's size: the frame lies on the XWayland
-// screen, and get_screen_size (an observing call: XWayland's idle pointer over the window
-// does not matter) reports the window's size. Oracles: xwininfo on the XWayland display.
+// screen, and the window shows part of the 1280x800 screen, which keeps its size —
+// Xephyr's window inside it and get_screen_size (an observing call: XWayland's idle
+// pointer over the window does not matter) are 1280x800. Oracles: xwininfo on the
+// XWayland display.
 func TestNestedScreenLargerThanXWayland(t *testing.T) {
 	needDesktop(t)
 	need(t, "Xephyr", "weston", "Xwayland", "xwininfo")
@@ -195,24 +197,29 @@ func TestNestedScreenLargerThanXWayland(t *testing.T) {
 	}) {
 		t.Fatalf("no window %q on the XWayland display:\n%s", nestedTitle, w.tree())
 	}
-	var inside, frame rect
+	var inside, frame, xephyr rect
 	var size map[string]any
 	if !waitFor(10*time.Second, func() bool {
 		inside = windowGeometry(t, w.run, id)
 		frame = windowGeometry(t, w.run, topLevel(t, w.run, id))
+		out, _ := w.run("xwininfo", "-name", nestedTitle+" (Xephyr)")
+		xephyr = parseGeometry(out)
 		_, size = rp.mustCall(t, "get_screen_size", nil)
 		return frame.x >= 0 && frame.y >= 0 && frame.x+frame.w <= 1024 && frame.y+frame.h <= 768 &&
-			number(size, "width") == inside.w && number(size, "height") == inside.h
+			xephyr.w == 1280 && xephyr.h == 800 && number(size, "width") == 1280 && number(size, "height") == 800
 	}) {
-		t.Fatalf("nested window %v in the frame %v, get_screen_size %v: want the frame on the 1024x768 screen and the window's size reported\n%s",
-			inside, frame, size, w.tree())
+		t.Fatalf("nested window %v in the frame %v, Xephyr's window %v, get_screen_size %v: want the frame on the 1024x768 screen showing part of a 1280x800 screen\n%s",
+			inside, frame, xephyr, size, w.tree())
 	}
 	t.Logf("nested window %v, weston's frame %v", inside, frame)
 	if frame.w <= inside.w || frame.h <= inside.h {
 		t.Errorf("weston drew no frame around the window (%v in %v): the test shows nothing", inside, frame)
 	}
-	if !strings.Contains(rp.log(), fmt.Sprintf("screen=%dx%d", inside.w, inside.h)) {
-		t.Errorf("the run's log does not name the screen's size %dx%d", inside.w, inside.h)
+	if inside.w >= 1024 || inside.h >= 768 {
+		t.Errorf("the nested window %v did not shrink inside weston's frame %v", inside, frame)
+	}
+	if !strings.Contains(rp.log(), "screen=1280x800") || !strings.Contains(rp.log(), "its window shows part of it") {
+		t.Errorf("the run's log does not say the window shows part of the 1280x800 screen")
 	}
 }
 
