@@ -48,6 +48,10 @@ type Options struct {
 	// worker is ready and returns only after its first report reached the worker; Close
 	// stops it. Nil sends nothing: the agent acts whatever the person does.
 	Person PersonWatcher
+	// OnPerson, with Person, is called with every change of the person's activity once the
+	// worker was told (the first report included), from the watch's goroutine; it must not
+	// block. `cua-host run` shows on the session indicator who has control.
+	OnPerson func(active bool)
 	// ProtectedPIDs are processes no tool may target, in addition to the host's own pid.
 	ProtectedPIDs []int
 	// ProtectAncestors adds the host's ancestors (AncestorPIDs) to ProtectedPIDs: the

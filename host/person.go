@@ -93,6 +93,9 @@ func (h *Host) sendPerson(active bool) {
 	}
 	p.sent, p.active = true, active
 	h.log.Debug("person activity sent to the worker", "active", active)
+	if h.opts.OnPerson != nil {
+		h.opts.OnPerson(active)
+	}
 }
 
 // PersonActive reports the last person activity the worker was told (Options.Person):

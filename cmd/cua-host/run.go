@@ -205,6 +205,11 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 	// The window manager finishes starting while the proxy and the worker start; the
 	// person sees the indicator before the session exists.
 	var ind *personui.Indicator
+	bar := newSessionBar(opts.Session.Label, cfg.setup.spec.Mode.String())
+	if d.facts.Nested {
+		// The bar says when the person has taken over the nested display.
+		opts.Host.OnPerson = bar.person
+	}
 	defer func() {
 		if ind != nil {
 			ind.Close()
@@ -214,7 +219,7 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 		if cfg.indicator && d.person != nil {
 			// On the person's display: a nested display's own is the agent's.
 			var err error
-			if ind, err = showIndicator(ctx, h, d.person, opts.Session.Label, cfg.setup.spec.Mode.String(), log); err != nil {
+			if ind, err = showIndicator(ctx, h, d.person, bar, log); err != nil {
 				return err
 			}
 		}
@@ -278,17 +283,17 @@ func serveMCP(ctx context.Context, cfg runConfig) (err error) {
 // then ends the session's calls and the proxy, and `run` shuts down). The bar keeps itself
 // above every other window; one that another window keeps covered revokes the sessions too,
 // since the person may no longer see it or reach Stop. A display where the bar cannot be
-// shown stops `run`: the person would not know an agent is at work. --indicator=false turns
+// shown stops `run`: the person would not know an agent is at work. On a nested display
+// the bar also says when the person has taken over (bar.person). --indicator=false turns
 // it off.
-func showIndicator(ctx context.Context, h *host.Host, d *displaySetup, label, mode string, log *slog.Logger) (*personui.Indicator, error) {
-	var ind *personui.Indicator
+func showIndicator(ctx context.Context, h *host.Host, d *displaySetup, bar *sessionBar, log *slog.Logger) (*personui.Indicator, error) {
 	revoke := func(why string) {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if _, err := h.RevokeAll(sctx); err != nil {
 			log.Warn("revoke every session", "why", why, "err", err)
 		}
-		ind.Set(nil) // no session is active any more
+		bar.end() // no session is active any more
 	}
 	ind, err := personui.NewIndicator(ctx, personui.Options{Display: d.facts.Name, XAuthority: d.xauthority(), Logger: log},
 		func() {
@@ -305,7 +310,7 @@ func showIndicator(ctx context.Context, h *host.Host, d *displaySetup, label, mo
 	if ind.StopKey() == "" {
 		log.Warn("the stop key is not available on this display: Stop is click-only", "key", personui.StopKey)
 	}
-	ind.Set([]personui.Session{{Label: label, Mode: mode}})
+	bar.show(ind)
 	return ind, nil
 }
 

@@ -200,4 +200,8 @@ type Request struct {
 // Session is one active session as the indicator lists it.
 type Session struct {
 	Label, Mode string
+	// PersonInControl says the person has taken over the session's display (a nested
+	// display whose window has their pointer or focus): the agent's acting calls are
+	// refused meanwhile. The bar says "you have control" beside the session.
+	PersonInControl bool
 }

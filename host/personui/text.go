@@ -261,7 +261,11 @@ func layoutIndicator(sessions []Session) string {
 	const head = indicatorHead
 	items := make([]string, len(sessions))
 	for i, s := range sessions {
-		items[i] = truncate(field(s.Label), labelMax) + " (" + truncate(field(s.Mode), 16) + ")"
+		control := ""
+		if s.PersonInControl {
+			control = "; you have control"
+		}
+		items[i] = truncate(field(s.Label), labelMax) + " (" + truncate(field(s.Mode), 16) + control + ")"
 	}
 	text := head
 	for i, it := range items {

@@ -170,11 +170,12 @@ func TestLayoutIndicator(t *testing.T) {
 		sessions []Session
 		want     string
 	}{
-		{"one", []Session{{"build-bot", "standard"}}, "Agent sessions active: build-bot (standard)"},
-		{"two", []Session{{"a", "standard"}, {"b", "bounded"}}, "Agent sessions active: a (standard), b (bounded)"},
-		{"hostile", []Session{{"a\n[Stop]", "x"}}, `Agent sessions active: a\n[Stop] (x)`},
+		{"one", []Session{{Label: "build-bot", Mode: "standard"}}, "Agent sessions active: build-bot (standard)"},
+		{"taken over", []Session{{Label: "build-bot", Mode: "standard", PersonInControl: true}}, "Agent sessions active: build-bot (standard; you have control)"},
+		{"two", []Session{{Label: "a", Mode: "standard"}, {Label: "b", Mode: "bounded"}}, "Agent sessions active: a (standard), b (bounded)"},
+		{"hostile", []Session{{Label: "a\n[Stop]", Mode: "x"}}, `Agent sessions active: a\n[Stop] (x)`},
 		{"many", manySessions(40), ", and "},
-		{"long", []Session{{strings.Repeat("y", 500), "standard"}}, "..."},
+		{"long", []Session{{Label: strings.Repeat("y", 500), Mode: "standard"}}, "..."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,7 +209,7 @@ func FuzzLayout(f *testing.F) {
 				t.Fatalf("button label %q too long", b.Label)
 			}
 		}
-		line := layoutIndicator([]Session{{label, mode}, {title, command}})
+		line := layoutIndicator([]Session{{Label: label, Mode: mode}, {Label: title, Mode: command}})
 		if len(line) > indicatorCols {
 			t.Fatalf("indicator line of %d characters", len(line))
 		}

@@ -507,3 +507,48 @@ func grep(list []string, prefixes ...string) []string {
 	}
 	return out
 }
+
+// TestNestedIndicatorSaysWhoHasControl: the session indicator on the person's display says
+// when the person has taken over the nested display, and stops saying it when they leave;
+// the agent's click is refused in between and lands after. Oracles: the indicator's title
+// read with xdotool on the person's display, which xdotool also moves the pointer on.
+func TestNestedIndicatorSaysWhoHasControl(t *testing.T) {
+	needDesktop(t)
+	need(t, "Xephyr", "xdotool", "xwininfo")
+	p := startPerson(t)
+	rp := startNested(t, p)
+	_, wx, wy := p.nestedWindow()
+	const taken = "; you have control)"
+	barTitle := func() string {
+		out, _ := p.run("xdotool", "search", "--name", "^cua-host: agent sessions active")
+		id, _, _ := strings.Cut(out, "\n")
+		if id == "" {
+			return ""
+		}
+		name, _ := p.run("xdotool", "getwindowname", id)
+		return strings.TrimSpace(name)
+	}
+	shows := func(what string, want func(string) bool) {
+		t.Helper()
+		var title string
+		if !waitFor(5*time.Second, func() bool { title = barTitle(); return want(title) }) {
+			t.Errorf("%s: the indicator's title is %q", what, title)
+		}
+	}
+	shows("before the person steps in", func(s string) bool {
+		return strings.Contains(s, "mcp (unrestricted)") && !strings.Contains(s, taken)
+	})
+	// Below the bar, which sits at the top centre of the person's screen.
+	p.xdo("mousemove", "--sync", strconv.Itoa(wx+200), strconv.Itoa(wy+400))
+	shows("with the person's pointer in the nested window", func(s string) bool { return strings.Contains(s, "mcp (unrestricted"+taken) })
+	if code := refusalCode(t, rp.call(t, "click", map[string]any{"x": 10, "y": 10, "scope": "desktop"})); code != "person_active" {
+		t.Errorf("the agent's click while the person has control: refusal %q, want person_active", code)
+	}
+	p.xdo("mousemove", "--sync", "1270", "790")
+	shows("after the person left", func(s string) bool {
+		return strings.Contains(s, "mcp (unrestricted)") && !strings.Contains(s, taken)
+	})
+	if res := rp.call(t, "click", map[string]any{"x": 10, "y": 10, "scope": "desktop"}); outcomeOf(res) != "completed" {
+		t.Errorf("the agent's click after the person left: %s", text(res))
+	}
+}
