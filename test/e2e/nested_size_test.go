@@ -135,24 +135,8 @@ func relativeGeometry(t testing.TB, run runner, id string) rect {
 	if err != nil {
 		t.Fatalf("xwininfo -id %s: %v: %s", id, err, out)
 	}
-	r := parseGeometry(out)
-	for _, l := range strings.Split(out, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			continue
-		}
-		switch k {
-		case "Relative upper-left X":
-			r.x = n
-		case "Relative upper-left Y":
-			r.y = n
-		}
-	}
-	return r
+	f := xwininfoFields(out)
+	return rect{f["Relative upper-left X"], f["Relative upper-left Y"], f["Width"], f["Height"]}
 }
 
 // rect is a window's root position and size.
@@ -173,28 +157,23 @@ func windowGeometry(t testing.TB, run runner, id string) rect {
 
 // parseGeometry reads the absolute position and size xwininfo prints.
 func parseGeometry(out string) rect {
-	var r rect
+	f := xwininfoFields(out)
+	return rect{f["Absolute upper-left X"], f["Absolute upper-left Y"], f["Width"], f["Height"]}
+}
+
+// xwininfoFields reads the numeric "Name: value" lines xwininfo prints.
+func xwininfoFields(out string) map[string]int {
+	f := map[string]int{}
 	for _, l := range strings.Split(out, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
 		if !ok {
 			continue
 		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			continue
-		}
-		switch k {
-		case "Absolute upper-left X":
-			r.x = n
-		case "Absolute upper-left Y":
-			r.y = n
-		case "Width":
-			r.w = n
-		case "Height":
-			r.h = n
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			f[k] = n
 		}
 	}
-	return r
+	return f
 }
 
 // topLevel returns the child of the root that holds window id: the window manager's frame
