@@ -25,7 +25,8 @@ const appText = "Grüße aus Köln! Ωμέγα = 42; THE Quick Brown fox #7 jump
 // (gnome-text-editor) takes 100 mixed characters typed by the agent and saves them: the
 // file on disk holds exactly the text. Chromium shows a page of the test's own HTTP server
 // whose text field posts its value on every input event: the last value posted is exactly
-// the text. In an xterm, a drag selects a line: the xterm and its shell survive it, and the
+// the text. A Qt editor (featherpad) saves the same 100 characters exactly. In an xterm, a
+// drag selects a line: the xterm and its shell survive it, and the
 // nested display's primary selection holds the line; then the same 100 characters typed
 // into its shell's cat reach the file exactly. After every step the person's pointer
 // and focus are where they left them. Oracles: the file, the test's HTTP server, xclip and
@@ -67,6 +68,28 @@ func TestNestedApps(t *testing.T) {
 			t.Errorf("the file the editor saved holds %q, want %q", got, want)
 		}
 		p.untouched("after saving")
+		rp.mustCall(t, "kill_app", map[string]any{"pid": target["pid"]})
+	})
+
+	t.Run("qt-editor", func(t *testing.T) {
+		needApp(t, "featherpad")
+		file := filepath.Join(t.TempDir(), "note.txt")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		target := launchIn(t, rp, "featherpad", file)
+		p.untouched("after launching featherpad")
+		rp.mustCall(t, "type_text", with(target, "text", appText))
+		rp.mustCall(t, "hotkey", with(target, "keys", []string{"ctrl", "s"}))
+		// featherpad, too, ends a saved file with a newline of its own.
+		var got []byte
+		if !waitFor(10*time.Second, func() bool {
+			got, _ = os.ReadFile(file)
+			return string(got) == appText+"\n"
+		}) {
+			t.Errorf("the file featherpad saved holds %q, want %q", got, appText+"\n")
+		}
+		p.untouched("after typing into featherpad")
 		rp.mustCall(t, "kill_app", map[string]any{"pid": target["pid"]})
 	})
 
