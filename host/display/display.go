@@ -59,9 +59,9 @@ type Display struct {
 	mu    sync.Mutex
 	procs []*child // in start order
 
-	// wmWait, when set, is the window manager still starting (Options.LateWindowManager);
-	// wmDone is closed once it is ready or failed, with wmErr saying which; wmStop ends the
-	// wait when the display closes first.
+	// wmDone, set when the window manager was left starting (Options.LateWindowManager),
+	// is closed once it is ready or failed, with wmErr saying which; wmStop ends the wait
+	// when the display closes first.
 	wmDone chan struct{}
 	wmErr  error
 	wmStop context.CancelFunc
