@@ -43,55 +43,10 @@ func TestNestedApps(t *testing.T) {
 	p.untouched("after the nested display appeared")
 	nested := nestedDisplayOf(t, rp)
 
-	t.Run("gtk4-editor", func(t *testing.T) {
-		needApp(t, "gnome-text-editor")
-		dir := t.TempDir()
-		file := filepath.Join(dir, "note.txt")
-		if err := os.WriteFile(file, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		target := launchIn(t, rp, "gnome-text-editor", "--standalone", file)
-		t.Logf("gnome-text-editor window in %v", time.Since(start).Round(time.Millisecond))
-		p.untouched("after launching the editor")
-		rp.mustCall(t, "type_text", with(target, "text", appText))
-		p.untouched("after typing into the editor")
-		rp.mustCall(t, "hotkey", with(target, "keys", []string{"ctrl", "s"}))
-		// GtkSourceView ends a saved file with a newline of its own (its buffers'
-		// implicit-trailing-newline).
-		want := appText + "\n"
-		var got []byte
-		if !waitFor(10*time.Second, func() bool {
-			got, _ = os.ReadFile(file)
-			return string(got) == want
-		}) {
-			t.Errorf("the file the editor saved holds %q, want %q", got, want)
-		}
-		p.untouched("after saving")
-		rp.mustCall(t, "kill_app", map[string]any{"pid": target["pid"]})
-	})
-
-	t.Run("qt-editor", func(t *testing.T) {
-		needApp(t, "featherpad")
-		file := filepath.Join(t.TempDir(), "note.txt")
-		if err := os.WriteFile(file, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		target := launchIn(t, rp, "featherpad", file)
-		p.untouched("after launching featherpad")
-		rp.mustCall(t, "type_text", with(target, "text", appText))
-		rp.mustCall(t, "hotkey", with(target, "keys", []string{"ctrl", "s"}))
-		// featherpad, too, ends a saved file with a newline of its own.
-		var got []byte
-		if !waitFor(10*time.Second, func() bool {
-			got, _ = os.ReadFile(file)
-			return string(got) == appText+"\n"
-		}) {
-			t.Errorf("the file featherpad saved holds %q, want %q", got, appText+"\n")
-		}
-		p.untouched("after typing into featherpad")
-		rp.mustCall(t, "kill_app", map[string]any{"pid": target["pid"]})
-	})
+	// Both editors end a saved file with a newline of their own (GtkSourceView's
+	// implicit trailing newline, featherpad's setting).
+	t.Run("gtk4-editor", func(t *testing.T) { editorSaves(t, rp, p, "gnome-text-editor", "--standalone") })
+	t.Run("qt-editor", func(t *testing.T) { editorSaves(t, rp, p, "featherpad") })
 
 	t.Run("chromium", func(t *testing.T) {
 		chromium := needApp(t, "chromium")
@@ -163,6 +118,34 @@ func TestNestedApps(t *testing.T) {
 		p.untouched("after typing 100 characters into the terminal")
 	})
 	p.untouched("at the end")
+}
+
+// editorSaves launches the editor prog with args and an empty file on the nested display,
+// types appText into it and saves it with ctrl+s: the file must then hold appText and
+// the newline the editor adds, and the person's pointer and focus stay where they were.
+func editorSaves(t *testing.T, rp *runProc, p *person, prog string, args ...string) {
+	needApp(t, prog)
+	file := filepath.Join(t.TempDir(), "note.txt")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	target := launchIn(t, rp, prog, append(args, file)...)
+	t.Logf("%s window in %v", prog, time.Since(start).Round(time.Millisecond))
+	p.untouched("after launching " + prog)
+	rp.mustCall(t, "type_text", with(target, "text", appText))
+	p.untouched("after typing into " + prog)
+	rp.mustCall(t, "hotkey", with(target, "keys", []string{"ctrl", "s"}))
+	want := appText + "\n"
+	var got []byte
+	if !waitFor(10*time.Second, func() bool {
+		got, _ = os.ReadFile(file)
+		return string(got) == want
+	}) {
+		t.Errorf("the file %s saved holds %q, want %q", prog, got, want)
+	}
+	p.untouched("after saving")
+	rp.mustCall(t, "kill_app", map[string]any{"pid": target["pid"]})
 }
 
 // needApp returns the path of prog; it skips the test when prog is missing, unless CI is
