@@ -97,7 +97,9 @@ type Options struct {
 	// StartTimeout bounds spawn → Ready; zero means 10 s.
 	StartTimeout time.Duration
 	// CloseGrace is how long Close waits for the worker to exit after closing the control
-	// channel before it kills the worker's process group; zero means 500 ms.
+	// channel before it kills the worker's process group; zero means 2 s. A worker that
+	// typed into a client which cannot say it has read the keys keeps the remapped rows
+	// of the keyboard for up to a second more before it restores them and exits.
 	CloseGrace time.Duration
 }
 
@@ -197,6 +199,6 @@ func (o *Options) setDefaults() {
 		o.StartTimeout = 10 * time.Second
 	}
 	if o.CloseGrace == 0 {
-		o.CloseGrace = 500 * time.Millisecond
+		o.CloseGrace = 2 * time.Second
 	}
 }

@@ -276,8 +276,8 @@ func (b *Backend) eventLoop() {
 
 // closeSettle is how much longer than usual Close lets clients read keys typed with
 // remapped keycodes before it restores the rows: a client of a loaded machine can take
-// longer than RemapSettle, and after Close no later call waits for it. It stays well inside
-// the host's default grace (500 ms) for a worker's exit.
+// longer than RemapSettle, and after Close no later call waits for it. With remapHold it
+// stays inside the host's default grace (2 s) for a worker's exit.
 const closeSettle = 250 * time.Millisecond
 
 // Close releases held input, restores the keyboard mapping, stops launched applications

@@ -149,6 +149,9 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, unshifted 
 			if err := d.sync(); err != nil {
 				return stats, err
 			}
+			if err := d.leadLocked(ctx); err != nil {
+				return stats, err
+			}
 			remapped = true
 			stats.Remapped += len(bt.missing)
 		}
@@ -190,7 +193,7 @@ func (d *Devices) typeSyms(ctx context.Context, syms []xproto.Keysym, unshifted 
 	}
 	if remapped || viaKept > 0 {
 		// The rows stay until clients had the time to read every key typed with them.
-		d.b.restoreLaterLocked(sent + viaKept)
+		d.b.restoreLaterLocked(sent+viaKept, d.focusReadLocked(ctx))
 	}
 	return stats, nil
 }
@@ -236,6 +239,9 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 		if err := d.sync(); err != nil {
 			return err
 		}
+		if err := d.leadLocked(ctx); err != nil {
+			return err
+		}
 	}
 	code := func(ks xproto.Keysym) (xproto.Keycode, bool) {
 		if c, ok := codes[ks]; ok {
@@ -275,7 +281,7 @@ func (d *Devices) PressCombo(ctx context.Context, combo KeyCombo, guards ...Guar
 		return err
 	}
 	if len(missing) > 0 {
-		d.b.restoreLaterLocked(len(held))
+		d.b.restoreLaterLocked(len(held), d.focusReadLocked(ctx))
 	}
 	return nil
 }
@@ -339,15 +345,39 @@ func (d *Devices) settleLocked(ctx context.Context, keys int) error {
 	if err := d.sync(); err != nil {
 		return err
 	}
-	if f, err := d.InputFocus(ctx); err == nil && f.TopLevel != 0 {
-		d.b.pingClient(ctx, xproto.Window(f.TopLevel), pingSettle)
-	}
-	return sleepCtx(ctx, d.b.settle+time.Duration(keys)*settlePerKey)
+	return sleepCtx(ctx, d.b.holdFor(keys, d.focusReadLocked(ctx)))
+}
+
+// focusReadLocked pings the client of the focused window (pingClient) and reports whether
+// it answered within pingSettle: then it has read every key sent to it before, with the
+// mapping of the moment it read them.
+func (d *Devices) focusReadLocked(ctx context.Context) bool {
+	f, err := d.InputFocus(ctx)
+	return err == nil && f.TopLevel != 0 && d.b.pingClient(ctx, xproto.Window(f.TopLevel), pingSettle)
 }
 
 // pingSettle bounds the wait for a pinged client's answer between two batches of remapped
 // keys.
 const pingSettle = 2 * time.Second
+
+// remapLead is how long keys wait after a remap when the focused client cannot be asked
+// whether it has read the new mapping (it does not answer _NET_WM_PING: xterm). Measured
+// under metacity, where xterm translated keys sent at once after the remap with the
+// mapping of before in most calls, and every one of them right with 50 ms between.
+const remapLead = 50 * time.Millisecond
+
+// leadLocked waits, after a remap and before the keys that use it, until the client the
+// keys go to has read the MappingNotify the remap caused: a client that translates a key
+// before it refetched the mapping reads the keycode's old, empty row and drops the
+// character. It pings the focused window's client, whose answer comes after every event
+// queued for it before the ping (the MappingNotify included), for at most pingSettle; a
+// client that does not take part in the protocol gets remapLead.
+func (d *Devices) leadLocked(ctx context.Context) error {
+	if d.focusReadLocked(ctx) {
+		return nil
+	}
+	return sleepCtx(ctx, remapLead)
+}
 
 type batch struct {
 	syms    []xproto.Keysym

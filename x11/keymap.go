@@ -243,24 +243,51 @@ func (b *Backend) remapped(kc xproto.Keycode) bool {
 }
 
 // remapHold is how long remapped rows stay after the last key typed with them when no
-// later typing needs their keycodes. Clients read the mapping lazily, when they come to
-// handle the keys: one busy just after it started (a GTK4 or Chromium window that has just
-// mapped) read it more than RemapSettle later and lost the remapped characters. The
-// keycodes are spare ones, so keeping their rows a little longer costs nobody a key.
+// later typing needs their keycodes, and how long they stay at least when the client the
+// keys went to did not say it has read them (it does not answer _NET_WM_PING, or not in
+// time). Clients read the mapping lazily: Xlib notes a mapping change when it reads the
+// notification off the connection and fetches the rows only when it translates the next
+// key, so a client still busy with earlier events (a GTK4 or Chromium window that has
+// just mapped; xterm loading the fallback fonts of the first non-Latin glyphs) that reads
+// the restore's notification before it gets to the keys translates them with the restored
+// rows and loses the characters. The keycodes are spare ones, so keeping their rows a
+// little longer costs nobody a key.
 const remapHold = time.Second
 
+// unreadIdle is how long remapped rows stay, when no later typing needs their keycodes,
+// after keys the client did not say it has read: it may be slower still (xterm drawing
+// the first glyphs of a script from fallback fonts), and the rows of spare keycodes cost
+// nobody a key. Typing that needs the keycodes for other symbols reuses them after
+// holdFor; Close puts them back.
+const unreadIdle = 10 * time.Second
+
+// holdFor is how long the rows used for keys keys stay after them: RemapSettle plus
+// settlePerKey each once the client has read them (read), remapHold plus settlePerKey each
+// when nothing says it has.
+func (b *Backend) holdFor(keys int, read bool) time.Duration {
+	hold := b.settle
+	if !read {
+		hold = max(hold, remapHold)
+	}
+	return hold + time.Duration(keys)*settlePerKey
+}
+
 // restoreLaterLocked notes that the remapped keycodes may change again (be reused, or
-// restored) once clients had the time to handle the keys keys typed with them
-// (RemapSettle plus settlePerKey each), and arranges for them to be restored remapHold
-// after that when no later typing changes them first: the call that typed returns at
-// once. Preconditions: input semaphore held.
-func (b *Backend) restoreLaterLocked(keys int) {
-	delay := b.settle + time.Duration(keys)*settlePerKey
+// restored) once clients had the time to handle the keys keys typed with them (holdFor;
+// read: the client they went to said it has read them), and arranges for them to be
+// restored remapHold after that when no later typing changes them first: the call that
+// typed returns at once. Preconditions: input semaphore held.
+func (b *Backend) restoreLaterLocked(keys int, read bool) {
+	delay := b.holdFor(keys, read)
 	b.remap.due = time.Now().Add(delay)
 	if b.remap.timer != nil {
 		b.remap.timer.Stop()
 	}
-	b.remap.timer = time.AfterFunc(max(delay, remapHold+time.Duration(keys)*settlePerKey), func() {
+	idle := b.holdFor(keys, false)
+	if !read {
+		idle = max(idle, unreadIdle)
+	}
+	b.remap.timer = time.AfterFunc(idle, func() {
 		select {
 		case b.input <- struct{}{}:
 		case <-b.done:
@@ -296,7 +323,7 @@ func (b *Backend) restoreWhenDueLocked() {
 	case !time.Now().Before(b.remap.due):
 		b.restoreKeymapLocked()
 	case b.remap.timer == nil:
-		b.restoreLaterLocked(0)
+		b.restoreLaterLocked(0, true)
 	}
 }
 
