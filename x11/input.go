@@ -3,6 +3,7 @@ package x11
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
@@ -34,6 +35,9 @@ type pressedState struct {
 	keys    map[xproto.Keycode]bool
 	// order lists held keys in press order, released in reverse.
 	order []xproto.Keycode
+	// lastUp is the keycode released last, and upAt when (keyLocked).
+	lastUp xproto.Keycode
+	upAt   time.Time
 }
 
 // Core returns the core devices: foreground input, the pointer and focus a person sees.
@@ -94,9 +98,22 @@ func (d *Devices) buttonLocked(btn Button, down bool) {
 	delete(d.pressed.buttons, btn)
 }
 
+// repeatGap is the least time between the release of a key and its next press. Events
+// the server processes in the same millisecond share a timestamp, and a release and press
+// of one key with the same timestamp is how X reports autorepeat: LibreOffice took "a11"
+// typed in one burst for "a1" and a repeat, and dropped the second 1. XTEST delays the
+// press (and every request after it) until the server's clock has moved on.
+const repeatGap = time.Millisecond
+
 func (d *Devices) keyLocked(kc xproto.Keycode, down bool) {
+	now := time.Now()
+	d.b.remap.lastKey = now
 	if down {
-		d.fake(xproto.KeyPress, byte(kc), 0, 0)
+		if kc == d.pressed.lastUp && now.Sub(d.pressed.upAt) < repeatGap {
+			xtest.FakeInput(d.conn, xproto.KeyPress, byte(kc), uint32(repeatGap/time.Millisecond), d.b.root, 0, 0, 0)
+		} else {
+			d.fake(xproto.KeyPress, byte(kc), 0, 0)
+		}
 		if d.pressed.keys == nil {
 			d.pressed.keys = map[xproto.Keycode]bool{}
 		}
@@ -107,6 +124,7 @@ func (d *Devices) keyLocked(kc xproto.Keycode, down bool) {
 		return
 	}
 	d.fake(xproto.KeyRelease, byte(kc), 0, 0)
+	d.pressed.lastUp, d.pressed.upAt = kc, now
 	if d.pressed.keys[kc] {
 		delete(d.pressed.keys, kc)
 		for i, k := range d.pressed.order {

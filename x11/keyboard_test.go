@@ -287,3 +287,34 @@ func TestCancelReleasesEverything(t *testing.T) {
 }
 
 var _ = exec.Command
+
+// TestTypeTextRepeatedKeyIsNoAutorepeat: a key typed twice in a row reaches clients as two
+// presses whose release and next press carry different server timestamps. In one
+// millisecond they would share one, which is how X reports autorepeat, and LibreOffice
+// dropped the second 1 of "a11". Oracle: the timestamps xevlog logged.
+func TestTypeTextRepeatedKeyIsNoAutorepeat(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{})
+	activate(t, b, xl.Window)
+	xl.Reset()
+	const text = "a11bbb"
+	if _, err := b.Core().TypeText(t.Context(), text); err != nil {
+		t.Fatalf("TypeText: %v", err)
+	}
+	evs := xl.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool {
+		return len(harness.Filter(evs, "key_release")) == len(text)
+	})
+	evs = harness.Filter(evs, "key_press", "key_release")
+	var typed string
+	for i, e := range evs {
+		if e.Type == "key_press" {
+			typed += e.Char
+			if i > 0 && evs[i-1].Type == "key_release" && evs[i-1].Keycode == e.Keycode && evs[i-1].Time == e.Time {
+				t.Errorf("event %d: keycode %d released and pressed again at the same time %d", i, e.Keycode, e.Time)
+			}
+		}
+	}
+	if typed != text {
+		t.Errorf("xevlog got %q, want %q", typed, text)
+	}
+}

@@ -31,6 +31,9 @@ type remapState struct {
 	// the keys typed with them. timer restores them then, unless typing restored them first.
 	due   time.Time
 	timer *time.Timer
+	// lastKey is when any of the backend's keyboards last sent a key: rows are put back
+	// only once typing has paused (restoreLaterLocked).
+	lastKey time.Time
 }
 
 // loadKeymapLocked reads the current mapping. Preconditions: input semaphore held.
@@ -275,28 +278,42 @@ func (b *Backend) holdFor(keys int, read bool) time.Duration {
 // restoreLaterLocked notes that the remapped keycodes may change again (be reused, or
 // restored) once clients had the time to handle the keys keys typed with them (holdFor;
 // read: the client they went to said it has read them), and arranges for them to be
-// restored remapHold after that when no later typing changes them first: the call that
-// typed returns at once. Preconditions: input semaphore held.
+// restored once that time has passed and no key was typed for remapHold (unreadIdle after
+// keys nobody confirmed), unless later typing changes them first: the call that typed
+// returns at once. Restoring between the calls of a typing agent would make every client
+// refetch its mapping while the next keys are in flight. Preconditions: input semaphore
+// held.
 func (b *Backend) restoreLaterLocked(keys int, read bool) {
 	delay := b.holdFor(keys, read)
 	b.remap.due = time.Now().Add(delay)
-	if b.remap.timer != nil {
-		b.remap.timer.Stop()
-	}
 	idle := b.holdFor(keys, false)
 	if !read {
 		idle = max(idle, unreadIdle)
 	}
-	b.remap.timer = time.AfterFunc(idle, func() {
+	b.armRestoreLocked(max(delay, idle), idle)
+}
+
+// armRestoreLocked (re)starts the timer that restores the remapped rows after wait, once
+// they are due and no key was typed for idle. Preconditions: input semaphore held.
+func (b *Backend) armRestoreLocked(wait, idle time.Duration) {
+	if b.remap.timer != nil {
+		b.remap.timer.Stop()
+	}
+	b.remap.timer = time.AfterFunc(wait, func() {
 		select {
 		case b.input <- struct{}{}:
 		case <-b.done:
 			return
 		}
 		defer b.unlockInput()
-		if !b.closed() && !time.Now().Before(b.remap.due) {
-			b.restoreKeymapLocked()
+		if b.closed() || len(b.remap.orig) == 0 {
+			return
 		}
+		if left := max(time.Until(b.remap.due), idle-time.Since(b.remap.lastKey)); left > 0 {
+			b.armRestoreLocked(left, idle)
+			return
+		}
+		b.restoreKeymapLocked()
 	})
 }
 
