@@ -24,6 +24,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
@@ -73,6 +75,7 @@ func run() error {
 	color := flag.String("color", "ffffff", "background colour as RRGGBB hex")
 	out := flag.String("out", "", "write events to this file instead of stdout")
 	xi2 := flag.Bool("xi2", false, "log the pointer's XInput2 events, with the device of each, instead of its core events")
+	busy := flag.Duration("busy-after-key", 0, "after each key press, repaint the window with changing colours for this long, then log \"still\" with the server time (an application laying itself out again after keys)")
 	xkb := flag.Bool("xkb", false, "announce XKB, so that event states are the sending keyboard's (remapped keycodes then read as the mapping at start)")
 	flag.Parse()
 	pixel, err := strconv.ParseUint(strings.TrimPrefix(*color, "#"), 16, 32)
@@ -113,7 +116,7 @@ func run() error {
 	}
 	mask := uint32(xproto.EventMaskKeyPress | xproto.EventMaskKeyRelease | xproto.EventMaskButtonPress |
 		xproto.EventMaskButtonRelease | xproto.EventMaskPointerMotion | xproto.EventMaskFocusChange |
-		xproto.EventMaskStructureNotify | xproto.EventMaskEnterWindow)
+		xproto.EventMaskStructureNotify | xproto.EventMaskEnterWindow | xproto.EventMaskPropertyChange)
 	if err := xproto.CreateWindowChecked(c, scr.RootDepth, wid, scr.Root, 0, 0, uint16(*width), uint16(*height), 0,
 		xproto.WindowClassInputOutput, scr.RootVisual, xproto.CwBackPixel|xproto.CwEventMask,
 		[]uint32{uint32(pixel), mask}).Check(); err != nil {
@@ -162,6 +165,8 @@ func run() error {
 
 	km := loadKeymap(c)
 	ready := false
+	stillAtom := atom("_XEVLOG_STILL")
+	anim := &animation{c: c, win: wid, base: uint32(pixel), still: stillAtom}
 	for {
 		ev, xe := c.WaitForEvent()
 		if ev == nil && xe == nil {
@@ -182,7 +187,7 @@ func run() error {
 				line = xiEvent(ge)
 			}
 		case xproto.ButtonPressEvent:
-			line = &Event{Type: "button_press", Button: int(e.Detail), X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State}
+			line = &Event{Type: "button_press", Button: int(e.Detail), X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State, Time: uint32(e.Time)}
 		case xproto.ButtonReleaseEvent:
 			line = &Event{Type: "button_release", Button: int(e.Detail), X: int(e.EventX), Y: int(e.EventY), RootX: int(e.RootX), RootY: int(e.RootY), State: e.State}
 		case xproto.MotionNotifyEvent:
@@ -190,6 +195,13 @@ func run() error {
 		case xproto.KeyPressEvent:
 			line = keyEvent("key_press", km, e.Detail, e.State, e.EventX, e.EventY)
 			line.Time = uint32(e.Time)
+			if *busy > 0 {
+				anim.extend(*busy)
+			}
+		case xproto.PropertyNotifyEvent:
+			if e.Atom == stillAtom && e.Window == wid {
+				line = &Event{Type: "still", Time: uint32(e.Time)}
+			}
 		case xproto.KeyReleaseEvent:
 			line = keyEvent("key_release", km, e.Detail, e.State, e.EventX, e.EventY)
 			line.Time = uint32(e.Time)
@@ -365,4 +377,51 @@ func dialXI2() (*xgb.Conn, *xinput2.EventConn, error) {
 		return nil, nil, err
 	}
 	return c, ec, nil
+}
+
+// animation repaints the window with changing colours until a deadline that every key
+// press moves, then marks the end with a property change, whose PropertyNotify carries
+// the server's time of it.
+type animation struct {
+	c     *xgb.Conn
+	win   xproto.Window
+	base  uint32
+	still xproto.Atom
+
+	mu      sync.Mutex // guards until and running
+	until   time.Time
+	running bool
+}
+
+// extend makes the window change for d from now.
+func (a *animation) extend(d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.until = time.Now().Add(d)
+	if !a.running {
+		a.running = true
+		go a.run()
+	}
+}
+
+func (a *animation) run() {
+	for frame := uint32(1); ; frame++ {
+		a.mu.Lock()
+		done := !time.Now().Before(a.until)
+		if done {
+			a.running = false
+		}
+		a.mu.Unlock()
+		pixel := a.base ^ (frame * 0x3f1f07 & 0xffffff)
+		if done {
+			pixel = a.base
+		}
+		xproto.ChangeWindowAttributes(a.c, a.win, xproto.CwBackPixel, []uint32{pixel})
+		xproto.ClearArea(a.c, false, a.win, 0, 0, 0, 0)
+		if done {
+			xproto.ChangeProperty(a.c, xproto.PropModeReplace, a.win, a.still, xproto.AtomCardinal, 32, 1, []byte{0, 0, 0, 0})
+			return
+		}
+		time.Sleep(15 * time.Millisecond)
+	}
 }

@@ -56,6 +56,8 @@ type delivery struct {
 	// session and tool are the call's (for the session's agent cursor).
 	session *tool.Session
 	tool    string
+	// afterKeys, for keyboard input to a window, records that keys went to it (typedwin.go).
+	afterKeys func()
 }
 
 // background reports whether input goes through the session's own devices.
@@ -163,6 +165,9 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 	if err := d.ready(ctx, call, dl, win, ev, needFocus); err != nil {
 		return dl, nil, err
 	}
+	if err := d.awaitTyped(ctx, win, ev); err != nil {
+		return dl, nil, err
+	}
 	return dl, guards, nil
 }
 
@@ -188,6 +193,9 @@ func (d *desk) restorer(ctx context.Context, win *x11.Window) func(context.Conte
 // finish runs after the input: it keeps the person's focus where background input found
 // it, puts back what foreground delivery moved on a shared display, and records that in ev.
 func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
+	if dl.afterKeys != nil {
+		dl.afterKeys()
+	}
 	if dl.keep != nil {
 		dl.keep(context.WithoutCancel(ctx), ev)
 	}

@@ -49,6 +49,10 @@ func (d *desk) keysReady(ctx context.Context, call *tool.Call, dl *delivery, win
 	if err := d.keyboardFree(dl)(ctx); err != nil {
 		return err
 	}
+	if win != nil {
+		id := win.ID
+		dl.afterKeys = func() { d.typed.note(id) }
+	}
 	return d.ready(ctx, call, dl, win, ev, true)
 }
 

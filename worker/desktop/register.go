@@ -46,6 +46,8 @@ type desk struct {
 	holds      heldButtons   // buttons each session pressed with mouse_button_down
 	// foreground keeps foreground delivery on a shared display for retries (foreground.go).
 	foreground *foregroundGate
+	// typed is when keys last went to each window (typedwin.go).
+	typed typedWindows
 }
 
 // spec is one tool before registration. Its MCP annotations come from the inventory

@@ -106,7 +106,8 @@ type Event struct {
 	Width   int    `json:"width"`
 	Height  int    `json:"height"`
 	PID     int    `json:"pid"`
-	// Time is the X server's timestamp of a key event, in milliseconds.
+	// Time is the X server's timestamp of a key, button press or still event, in
+	// milliseconds.
 	Time uint32 `json:"time"`
 }
 
@@ -133,6 +134,9 @@ type XevlogOptions struct {
 	// XI2 makes xevlog log the pointer's XInput2 events with the master device of each
 	// (xevlog -xi2) instead of its core events.
 	XI2 bool
+	// BusyAfterKey makes xevlog repaint its window for this long after each key press and
+	// then log a "still" event (xevlog -busy-after-key).
+	BusyAfterKey time.Duration
 }
 
 // StartXevlog runs xevlog and waits until its window is mapped. It is stopped at cleanup.
@@ -154,6 +158,9 @@ func StartXevlog(t testing.TB, o XevlogOptions) *Xevlog {
 	}
 	if o.XI2 {
 		args = append(args, "-xi2")
+	}
+	if o.BusyAfterKey > 0 {
+		args = append(args, "-busy-after-key", o.BusyAfterKey.String())
 	}
 	cmd := exec.Command(xevlogPath, args...)
 	out, err := cmd.StdoutPipe()
