@@ -1,6 +1,7 @@
 package desktop_test
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -21,19 +22,14 @@ func TestClickAfterKeysWaitsForTheWindow(t *testing.T) {
 	w := windowOfTest(t, b, xl.Window)
 	sess := sharedSession("typed-then-click")
 	target := map[string]any{"pid": w.PID, "window_id": w.ID}
-	with := func(kv ...any) map[string]any {
-		m := map[string]any{}
-		for k, v := range target {
-			m[k] = v
-		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
+	with := func(more map[string]any) map[string]any {
+		m := maps.Clone(target)
+		maps.Copy(m, more)
 		return m
 	}
 
 	// No keys went to the window yet: the click does not wait.
-	r, err := callAs(t, reg, sess, "click", with("x", 50, "y", 50))
+	r, err := callAs(t, reg, sess, "click", with(map[string]any{"x": 50, "y": 50}))
 	if err != nil {
 		t.Fatalf("first click: %v", err)
 	}
@@ -42,10 +38,10 @@ func TestClickAfterKeysWaitsForTheWindow(t *testing.T) {
 	}
 
 	xl.Reset()
-	if _, err := callAs(t, reg, sess, "type_text", with("text", "x")); err != nil {
+	if _, err := callAs(t, reg, sess, "type_text", with(map[string]any{"text": "x"})); err != nil {
 		t.Fatalf("type_text: %v", err)
 	}
-	r, err = callAs(t, reg, sess, "click", with("x", 150, "y", 100))
+	r, err = callAs(t, reg, sess, "click", with(map[string]any{"x": 150, "y": 100}))
 	if err != nil {
 		t.Fatalf("click after the keys: %v", err)
 	}
