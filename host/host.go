@@ -511,6 +511,9 @@ func (h *Host) Close() error {
 	return nil
 }
 
+// startFailGrace bounds the wait for the exit of a worker that failed to start.
+const startFailGrace = 500 * time.Millisecond
+
 func (h *Host) stop() {
 	h.person.stop()
 	h.mu.Lock()
@@ -529,13 +532,19 @@ func (h *Host) stop() {
 	} else {
 		h.ctrl.Close()
 	}
-	t := time.NewTimer(h.opts.CloseGrace)
+	grace := h.opts.CloseGrace
+	if !h.readerStarted {
+		// The worker never said Ready: it sent no input, so it has no keyboard rows to
+		// put back before it exits.
+		grace = min(grace, startFailGrace)
+	}
+	t := time.NewTimer(grace)
 	killed := false
 	select {
 	case <-h.proc.exited:
 	case <-t.C:
 		killed = true
-		h.log.Warn("worker did not exit after end-of-file; killing its process group", "pid", h.proc.pid, "grace", h.opts.CloseGrace)
+		h.log.Warn("worker did not exit after end-of-file; killing its process group", "pid", h.proc.pid, "grace", grace)
 	}
 	t.Stop()
 	h.proc.killGroup()
