@@ -102,23 +102,8 @@ func TestTypeTextByteExact(t *testing.T) {
 // keycodes: it reads the keyboard mapping only when it comes to the keys, and the rows
 // stay remapped until then. Oracle: the file the xterm's cat writes.
 func TestTypeTextReachesALateClient(t *testing.T) {
-	b := open(t)
-	file, _, pid := startCatPID(t, b)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
-	text := "Grüße, Ωμέγα ✓\n"
-	st, err := b.Core().TypeText(t.Context(), text)
-	if err != nil || st.Remapped == 0 {
-		t.Fatalf("TypeText = %+v, %v; want remapped symbols", st, err)
-	}
 	// Well past RemapSettle: the client has not read one key yet.
-	time.Sleep(4 * x11.DefaultRemapSettle)
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, file, text)
+	typeIntoStoppedXterm(t, "Grüße, Ωμέγα ✓\n", 4*x11.DefaultRemapSettle)
 }
 
 // TestTypeTextReachesAClientThatCannotSayItRead: xterm answers no _NET_WM_PING, so nothing
@@ -128,18 +113,24 @@ func TestTypeTextReachesALateClient(t *testing.T) {
 // characters: the rows stay until a later call needs the keycodes, or Close. Oracle: the
 // file the xterm's cat writes.
 func TestTypeTextReachesAClientThatCannotSayItRead(t *testing.T) {
+	// Well past the second the rows used to stay after keys nobody confirmed.
+	typeIntoStoppedXterm(t, "déjà vu ΩΨ ✓\n", 2500*time.Millisecond)
+}
+
+// typeIntoStoppedXterm types text, which needs remapped keycodes, into an xterm whose
+// process is stopped, lets it go on after stopped, and waits until its cat wrote text.
+func typeIntoStoppedXterm(t *testing.T, text string, stopped time.Duration) {
+	t.Helper()
 	b := open(t)
 	file, _, pid := startCatPID(t, b)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
-	text := "déjà vu ΩΨ ✓\n"
 	if st, err := b.Core().TypeText(t.Context(), text); err != nil || st.Remapped == 0 {
 		t.Fatalf("TypeText = %+v, %v; want remapped symbols", st, err)
 	}
-	// Well past the second the rows used to stay after keys nobody confirmed.
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(stopped)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
