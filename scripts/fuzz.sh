@@ -6,6 +6,12 @@
 #
 #   scripts/fuzz.sh            30 s per target and per harness
 #   scripts/fuzz.sh -t 5m      5 minutes each
+#   scripts/fuzz.sh -t 10m -j 1 -r 'proto/|policy' -H ''
+#                              only the targets whose "package Target" matches the
+#                              extended regexp, one fuzz worker each (the machine's other
+#                              cores stay free), no harness
+#
+# -H lists the harnesses to run (default "controlfuzz sessionfuzz").
 #
 # The fuzz targets are whatever `go test -list '^Fuzz' ./...` finds, so targets added
 # later (manifests, tool arguments, …) are picked up without editing this script. A
@@ -16,10 +22,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 fuzztime=30s
-while getopts "t:h" opt; do
+workers=""
+match=""
+harnesses="controlfuzz sessionfuzz"
+while getopts "t:j:r:H:h" opt; do
   case "$opt" in
     t) fuzztime="$OPTARG" ;;
-    *) sed -n '2,14p' "$0"; exit 2 ;;
+    j) workers="$OPTARG" ;;
+    r) match="$OPTARG" ;;
+    H) harnesses="$OPTARG" ;;
+    *) sed -n '2,21p' "$0"; exit 2 ;;
   esac
 done
 
@@ -32,10 +44,13 @@ printf '== fuzz targets (%s each), logs in %s\n' "$fuzztime" "$logs"
 for pkg in $(go list ./...); do
   targets=$(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true)
   for target in $targets; do
+    if [ -n "$match" ] && ! echo "${pkg#github.com/cua-host/cua-host/} $target" | grep -Eq -- "$match"; then
+      continue
+    fi
     log="$logs/$(echo "$pkg" | tr '/' '_')_${target}.log"
     printf -- '-- %s %s … ' "${pkg#github.com/cua-host/cua-host/}" "$target"
     start=$(date +%s)
-    if go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg" >"$log" 2>&1; then
+    if go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" ${workers:+-parallel="$workers"} "$pkg" >"$log" 2>&1; then
       result=ok
     else
       result=FAIL
@@ -53,7 +68,7 @@ done
 
 bindir="$logs/bin"
 mkdir -p "$bindir"
-for h in controlfuzz sessionfuzz; do
+for h in $harnesses; do
   printf '\n== %s (%s)\n' "$h" "$fuzztime"
   if ! go build -o "$bindir/$h" "./test/$h"; then
     summary+=("$(printf '%-6s %-40s' FAIL "test/$h (build)")")

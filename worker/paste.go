@@ -16,17 +16,18 @@ type selectionOwners interface {
 }
 
 // withPaste adds a clipboard observation to a resolved input call that pastes, as its tool
-// declares (tool.Touches.Pastes: the keys ctrl+v, shift+Insert or XF86Paste, or a middle
-// button). A paste moves the selection's
+// declares (tool.Touches.Pastes, read from the call's decoded struct c: the keys ctrl+v,
+// shift+Insert or XF86Paste, or a middle button). Arguments that do not decode paste
+// nothing: the handler refuses them before it sends anything. A paste moves the selection's
 // contents into a window the session can then read, so it is decided as a read of the
 // clipboard — unless every selection it may read is unowned or owned by the session
 // itself (this worker, or a process the session launched): pasting what the session put
 // there reveals nothing.
-func (r *resolver) withPaste(ctx context.Context, s *session, tool string, args map[string]any, res resolution) resolution {
+func (r *resolver) withPaste(ctx context.Context, s *session, tool string, c *callArgs, res resolution) resolution {
 	if res.Unresolved != nil || res.SelfPID != 0 || res.ProtectedUIPID != 0 {
 		return res
 	}
-	if pastes := r.touches[tool].Pastes; pastes == nil || !pastes(args) {
+	if pastes := r.touches[tool].Pastes; pastes == nil || c.typed == nil || c.err != nil || !pastes(c.typed) {
 		return res
 	}
 	if r.selectionsOwnedBySession(ctx, s) {

@@ -93,7 +93,7 @@ func (r *resolver) resolve(ctx context.Context, s *session, name string, e *auth
 		return refused(refusal), callArgs{}
 	}
 	c := decodeCall(t, args, pid, wid)
-	res := r.resolveTarget(ctx, s, name, e, args, &c)
+	res := r.resolveTarget(ctx, s, name, e, &c)
 	if e == nil {
 		return res, c
 	}
@@ -101,7 +101,7 @@ func (r *resolver) resolve(ctx context.Context, s *session, name string, e *auth
 }
 
 // resolveTarget finds the resource a call's tool touches (see resolve).
-func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e *authz.Entry, args map[string]any, c *callArgs) resolution {
+func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e *authz.Entry, c *callArgs) resolution {
 	pid, wid, scope := c.target.PID, c.target.WindowID, c.target.Scope
 	hasPID, hasWID := pid != 0, wid != 0
 	if e == nil {
@@ -120,9 +120,9 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 		}
 		return r.window(ctx, s, tool, e.Operation, pid, wid, hasWID, false, nil)
 	case authz.ShapePointer:
-		return r.withPaste(ctx, s, tool, args, r.pointer(ctx, s, tool, c, pid, hasPID, wid, hasWID, scope))
+		return r.withPaste(ctx, s, tool, c, r.pointer(ctx, s, tool, c, pid, hasPID, wid, hasWID, scope))
 	case authz.ShapeKeyboard:
-		return r.withPaste(ctx, s, tool, args, r.keyboard(ctx, s, tool, pid, hasPID, wid, hasWID, scope))
+		return r.withPaste(ctx, s, tool, c, r.keyboard(ctx, s, tool, pid, hasPID, wid, hasWID, scope))
 	case authz.ShapeProcess:
 		if !hasPID {
 			return unresolved(authz.CodeInvalidArguments, "%s needs a pid", tool)
@@ -135,7 +135,7 @@ func (r *resolver) resolveTarget(ctx context.Context, s *session, tool string, e
 		res.SelfPID = r.self(pid, info)
 		return res
 	case authz.ShapeExecutable:
-		return r.executable(tool, args)
+		return r.executable(tool, c)
 	case authz.ShapeDisplay:
 		return resolution{Target: authz.Target{Resource: authz.Resource{Kind: authz.ResourceDisplay, Op: e.Operation}}}
 	case authz.ShapeClipboard:

@@ -289,7 +289,7 @@ func TestFilesCarryTheDecidedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := map[string]any{"screenshot_out_file": filepath.Join(ft.root, "out-link", "run", "a.png")}
-	res := (&resolver{}).withFiles(shippedTouches("get_desktop_state").Files, args, &callArgs{}, resolution{})
+	res := (&resolver{}).withFiles(touchesOf("get_desktop_state").Files, args, &callArgs{}, resolution{})
 	if res.Unresolved != nil || len(res.files) != 1 {
 		t.Fatalf("withFiles = %v, files %v", res.Unresolved, res.files)
 	}
@@ -303,7 +303,7 @@ func TestFilesCarryTheDecidedDirectory(t *testing.T) {
 		t.Errorf("withFiles recorded %+v (argument %v), want %s in the directory of device %d, inode %d", f, args["screenshot_out_file"], want, st.Dev, st.Ino)
 	}
 	// No path argument, no files: tools without one do no file work.
-	if res := (&resolver{}).withFiles(shippedTouches("click").Files, map[string]any{"x": 1.0}, &callArgs{}, resolution{}); res.files != nil {
+	if res := (&resolver{}).withFiles(touchesOf("click").Files, map[string]any{"x": 1.0}, &callArgs{}, resolution{}); res.files != nil {
 		t.Errorf("a call without path arguments carries files %v", res.files)
 	}
 }

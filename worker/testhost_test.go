@@ -128,10 +128,12 @@ func (r *recorder) register(reg *tool.Registry) {
 		}
 	}
 	for _, name := range []string{"click", "zoom", "type_text", "kill_app", "get_desktop_state", "clipboard_read", "clipboard_write", "get_screen_size", "list_windows", "scroll", "drag", "mouse_button_up"} {
-		reg.Register(tool.Tool{Name: name, InputSchema: windowSchema, Touches: pinning(shippedTouches(name)), Handler: record(name)})
+		args, touches := shippedTouches(name)
+		reg.Register(tool.Tool{Name: name, InputSchema: windowSchema, Args: args, Touches: pinning(touches), Handler: record(name)})
 	}
 	reg.Register(tool.Tool{Name: "noop", Quick: true, Handler: record("noop")})
-	reg.Register(tool.Tool{Name: "launch_app", Touches: shippedTouches("launch_app"), Handler: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	launchArgs, launchTouches := shippedTouches("launch_app")
+	reg.Register(tool.Tool{Name: "launch_app", Args: launchArgs, Touches: launchTouches, Handler: func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 		cmd := exec.Command("/usr/bin/sleep", "300")
 		if err := cmd.Start(); err != nil {
 			return nil, err
@@ -147,15 +149,26 @@ func (r *recorder) register(reg *tool.Registry) {
 	}})
 }
 
-// shippedTouches is what the shipped tool name declares it touches (tool.Tool.Touches), for
-// a test tool standing in for it.
-func shippedTouches(name string) tool.Touches {
+// shippedTouches is what the shipped tool name declares it touches (tool.Tool.Touches),
+// for a test tool standing in for it, with the argument struct those facts read when
+// they read one (Touches.Pastes, Touches.Launch; else nil, and the test tool decodes
+// nothing).
+func shippedTouches(name string) (args func() any, touches tool.Touches) {
 	for _, tl := range Catalog() {
 		if tl.Name == name {
-			return tl.Touches
+			if tl.Touches.Pastes != nil || tl.Touches.Launch != nil {
+				args = tl.Args
+			}
+			return args, tl.Touches
 		}
 	}
-	return tool.Touches{}
+	return nil, tool.Touches{}
+}
+
+// touchesOf is what the shipped tool name declares it touches.
+func touchesOf(name string) tool.Touches {
+	_, t := shippedTouches(name)
+	return t
 }
 
 // pinning is t with Window set: the test tools all take pid and window_id (windowSchema).

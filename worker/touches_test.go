@@ -144,3 +144,33 @@ func TestToolFactsLiveInTheirDeclarations(t *testing.T) {
 		}
 	}
 }
+
+// openArgs is a test launching tool's argument struct.
+type openArgs struct {
+	Program string `json:"program"`
+}
+
+// TestALaunchIsPlannedFromTheDecodedStruct: a launching tool's plan reads the struct the
+// worker decoded; arguments that struct does not take are refused invalid_arguments
+// before anything is planned or asked, with the decode's own message.
+func TestALaunchIsPlannedFromTheDecodedStruct(t *testing.T) {
+	planned := 0
+	open := tool.Tool{Name: "open_program", Args: tool.NewArgs[openArgs],
+		Touches: tool.Touches{Launch: tool.LaunchFrom(func(a *openArgs) (*tool.LaunchPlan, error) {
+			planned++
+			return &tool.LaunchPlan{Argv: []string{a.Program}, Executable: a.Program}, nil
+		})},
+		Handler: func(ctx context.Context, call *tool.Call) (*tool.Result, error) { return &tool.Result{}, nil }}
+	a, s := declaredAuthorizer(t, "launch_app", open)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	_, _, r := a.authorize(ctx, s, newRequest("open_program", mustArgs(map[string]any{"program": "/usr/bin/true", "colour": "red"})))
+	if r == nil || r.Code != authz.CodeInvalidArguments || r.Message != `unknown argument "colour"` || planned != 0 {
+		t.Fatalf("open_program with an unknown argument: %v (planned %d), want invalid_arguments before planning", r, planned)
+	}
+	_, _, r = a.authorize(ctx, s, newRequest("open_program", mustArgs(map[string]any{"program": "/usr/bin/true"})))
+	if r == nil || r.Code != authz.CodeAuthorizationRequired || !strings.Contains(r.Message, "/usr/bin/true") || planned != 1 {
+		t.Fatalf("open_program /usr/bin/true in standard mode: %v (planned %d), want consent asked for exactly that program", r, planned)
+	}
+}

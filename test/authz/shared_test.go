@@ -132,18 +132,22 @@ func TestPasteIsAClipboardRead(t *testing.T) {
 		// The person lets the session type into the window, never read the clipboard.
 		return host.ConsentDecision{Granted: req.Resource != "clipboard", TTL: time.Minute}
 	}})
-	tools := []string{"press_key", "hotkey", "click", "mouse_button_down", "mouse_button_up"}
+	tools := []string{"press_key", "hotkey", "click", "mouse_button_down", "mouse_button_up", "drag"}
 	pastes := []struct {
 		tool string
 		args map[string]any
 	}{
 		{"press_key", map[string]any{"key": "ctrl+v"}},
 		{"press_key", map[string]any{"key": "v", "modifier": []string{"ctrl"}}},
+		// The reference contract's name for the modifiers: the same paste.
+		{"press_key", map[string]any{"key": "v", "modifiers": []string{"ctrl"}}},
+		{"press_key", map[string]any{"key": "Insert", "modifiers": []string{"shift"}}},
 		{"press_key", map[string]any{"key": "ctrl+shift+V"}},
 		{"press_key", map[string]any{"key": "shift+Insert"}},
 		{"hotkey", map[string]any{"keys": []string{"shift", "KP_Insert"}}},
 		{"click", map[string]any{"x": 50, "y": 50, "button": "middle"}},
 		{"mouse_button_down", map[string]any{"x": 50, "y": 50, "button": "middle"}},
+		{"drag", map[string]any{"from_x": 50, "from_y": 50, "to_x": 70, "to_y": 60, "button": "middle"}},
 	}
 	withTarget := func(a map[string]any) map[string]any {
 		out := map[string]any{"pid": target.PID, "window_id": target.Window}

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
-	"github.com/cua-host/cua-host/internal/desktopentry"
 	"github.com/cua-host/cua-host/internal/safefile"
 	"github.com/cua-host/cua-host/worker/tool"
 	"github.com/cua-host/cua-host/x11"
@@ -34,7 +32,7 @@ func (d *desk) appSpecs() []spec {
 		"width": prop{"type": "number", "description": "Width in pixels.", "minimum": 1, "maximum": 32767}, "height": prop{"type": "number", "description": "Height in pixels.", "minimum": 1, "maximum": 32767}}
 	return []spec{
 		{name: "launch_app", description: "Start an application on this display and wait for its first window; returns pid and window ids.",
-			schema: schema(nil, launch), handler: d.launchApp, args: tool.NewArgs[launchArgs], touches: tool.Touches{Launch: planLaunchArgs}},
+			schema: schema(nil, launch), handler: d.launchApp, args: tool.NewArgs[launchArgs], touches: tool.Touches{Launch: tool.LaunchFrom(planLaunch)}},
 		{name: "kill_app", description: "Stop a process: SIGTERM, then SIGKILL after a grace period.",
 			schema: schema([]string{"pid"}, map[string]prop{"pid": pidProp, "grace_ms": intProp("Grace before SIGKILL (default 2000).", 0, 30000)}), handler: d.killApp, args: tool.NewArgs[killArgs]},
 		{name: "bring_to_front", description: "Raise a window and give it the keyboard focus.",
@@ -55,7 +53,7 @@ func (d *desk) appSpecs() []spec {
 type launchArgs struct {
 	Name      string   `json:"name"`
 	Path      string   `json:"launch_path"`
-	BundleID  string   `json:"bundle_id"`
+	BundleID  *string  `json:"bundle_id"`
 	URLs      []string `json:"urls"`
 	Args      []string `json:"additional_arguments"`
 	TimeoutMS *int     `json:"timeout_ms"`
@@ -80,11 +78,7 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	launch := call.Launch
 	if launch == nil {
 		// Called without the worker's authorizer: plan the launch the same way.
-		req := LaunchRequest{Name: a.Name, Path: a.Path, Args: a.Args, URLs: a.URLs}
-		if a.BundleID != "" && a.Name == "" && a.Path == "" {
-			return nil, authz.Refuse(authz.CodeUnsupported, "bundle_id is a macOS concept; pass name or launch_path")
-		}
-		plan, err := PlanLaunch(req, desktopentry.Scan(desktopentry.Dirs(os.Getenv)))
+		plan, err := planLaunch(a)
 		if err != nil {
 			return nil, err
 		}

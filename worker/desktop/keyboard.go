@@ -30,9 +30,9 @@ func (d *desk) keyboardSpecs() []spec {
 			"When typing stops part-way (the window went away or lost the focus), the result is an error with code type_text_incomplete saying how many characters arrived.",
 			schema: schema([]string{"text"}, text), handler: d.typeText, args: tool.NewArgs[typeTextArgs]},
 		{name: "press_key", description: "Press and release one key, optionally with modifiers, in the focused window or pid/window_id.",
-			schema: schema([]string{"key"}, press), handler: d.pressKey, args: tool.NewArgs[pressKeyArgs], touches: tool.Touches{Pastes: pressKeyPastes}},
+			schema: schema([]string{"key"}, press), handler: d.pressKey, args: tool.NewArgs[pressKeyArgs], touches: tool.Touches{Pastes: tool.PastesWhen(pressKeyPastes)}},
 		{name: "hotkey", description: "Press a key combination (modifiers then keys, released in reverse).",
-			schema: schema([]string{"keys"}, hot), handler: d.hotkey, args: tool.NewArgs[hotkeyArgs], touches: tool.Touches{Pastes: hotkeyPastes}},
+			schema: schema([]string{"keys"}, hot), handler: d.hotkey, args: tool.NewArgs[hotkeyArgs], touches: tool.Touches{Pastes: tool.PastesWhen(hotkeyPastes)}},
 	}
 }
 

@@ -34,56 +34,16 @@ type LaunchRequest struct {
 // LaunchPlan is exactly what a launch_app call runs.
 type LaunchPlan = tool.LaunchPlan
 
-// planLaunchArgs is what launch_app declares it touches (tool.Touches.Launch): the
-// program its decoded arguments name, planned against the desktop entries of the XDG
-// data directories of the worker's environment, read afresh for every call.
-func planLaunchArgs(args map[string]any) (*LaunchPlan, error) {
-	req, err := LaunchRequestFromArgs(args)
-	if err != nil {
-		return nil, err
+// planLaunch is what launch_app declares it touches (tool.Touches.Launch): the program
+// its arguments name, planned against the desktop entries of the XDG data directories of
+// the worker's environment, read afresh for every call. A bundle_id without a name or a
+// launch_path is refused: Linux has no bundles.
+func planLaunch(a *launchArgs) (*LaunchPlan, error) {
+	if a.BundleID != nil && a.Name == "" && a.Path == "" {
+		return nil, authz.Refuse(authz.CodeUnsupported, "bundle_id is a macOS concept; pass name or launch_path")
 	}
+	req := LaunchRequest{Name: a.Name, Path: a.Path, Args: a.Args, URLs: a.URLs}
 	return PlanLaunch(req, desktopentry.Scan(desktopentry.Dirs(os.Getenv)))
-}
-
-// LaunchRequestFromArgs reads launch_app's name, launch_path, additional_arguments and
-// urls from decoded JSON arguments. Wrong types are invalid_arguments.
-func LaunchRequestFromArgs(args map[string]any) (LaunchRequest, error) {
-	var req LaunchRequest
-	str := func(key string, dst *string) error {
-		switch v := args[key].(type) {
-		case nil:
-		case string:
-			*dst = v
-		default:
-			return authz.Refuse(authz.CodeInvalidArguments, "%s must be a string", key)
-		}
-		return nil
-	}
-	list := func(key string, dst *[]string) error {
-		switch v := args[key].(type) {
-		case nil:
-		case []any:
-			for _, item := range v {
-				s, ok := item.(string)
-				if !ok {
-					return authz.Refuse(authz.CodeInvalidArguments, "%s must be a list of strings", key)
-				}
-				*dst = append(*dst, s)
-			}
-		default:
-			return authz.Refuse(authz.CodeInvalidArguments, "%s must be a list of strings", key)
-		}
-		return nil
-	}
-	for _, err := range []error{str("name", &req.Name), str("launch_path", &req.Path), list("additional_arguments", &req.Args), list("urls", &req.URLs)} {
-		if err != nil {
-			return req, err
-		}
-	}
-	if _, ok := args["bundle_id"]; ok && req.Name == "" && req.Path == "" {
-		return req, authz.Refuse(authz.CodeUnsupported, "bundle_id is a macOS concept; pass name or launch_path")
-	}
-	return req, nil
 }
 
 // PlanLaunch decides what a launch_app call runs, from the request and the desktop

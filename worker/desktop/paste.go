@@ -50,43 +50,23 @@ func (d *desk) checkPasteElement(ctx context.Context, call *tool.Call, el *atspi
 	return nil
 }
 
-// pressKeyPastes reports whether a press_key call with decoded arguments args pastes: the
-// key ctrl+v, shift+Insert or XF86Paste, its modifiers included.
-func pressKeyPastes(args map[string]any) bool {
-	key, _ := args["key"].(string)
-	combo, err := x11.ParseKeyCombo(key)
-	if err != nil {
-		return false
-	}
-	mods, err := x11.ParseModifiers(stringList(args["modifier"]))
-	if err != nil {
-		return false
-	}
-	combo.Mods = append(mods, combo.Mods...)
-	return x11.IsPaste(combo)
-}
-
-// hotkeyPastes reports whether a hotkey call with decoded arguments args pastes.
-func hotkeyPastes(args map[string]any) bool {
-	combo, err := x11.ParseKeyList(stringList(args["keys"]))
+// pressKeyPastes reports whether a press_key call pastes: the key ctrl+v, shift+Insert
+// or XF86Paste, with the modifiers of both modifier arguments, as the handler presses it.
+func pressKeyPastes(a *pressKeyArgs) bool {
+	combo, err := keyCombo(a.Key, append(append([]string{}, a.Modifier...), a.Modifiers...))
 	return err == nil && x11.IsPaste(combo)
 }
 
-// middleButton reports whether a pointer call with decoded arguments args presses the
-// middle button, which pastes the primary selection.
-func middleButton(args map[string]any) bool {
-	b, _ := args["button"].(string)
-	return b == "middle"
+// hotkeyPastes reports whether a hotkey call pastes.
+func hotkeyPastes(a *hotkeyArgs) bool {
+	combo, err := x11.ParseKeyList(a.Keys)
+	return err == nil && x11.IsPaste(combo)
 }
 
-// stringList returns the strings of a JSON array; anything else is nil.
-func stringList(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+// pointPastes reports whether a pointer call presses the middle button, which pastes the
+// primary selection.
+func pointPastes(a *pointArgs) bool { return a.Button == "middle" }
+
+// dragPastes reports whether a drag holds the middle button, which pastes the primary
+// selection where it is released.
+func dragPastes(a *dragArgs) bool { return a.Button == "middle" }

@@ -37,15 +37,15 @@ func (d *desk) pointerSpecs() []spec {
 	return append([]spec{
 		{name: "click", description: "Click at x,y in a window (pid, window_id: window-relative) or on the desktop (scope \"desktop\"), through the session's own pointer or the core one (delivery_mode). " +
 			"Or click an element (element_token from get_window_state, with its pid and window_id): through AT-SPI when it can (no pointer motion, no focus change), else at its centre.",
-			schema: schema(nil, clickProps), handler: d.clickTool("left", 0), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: middleButton}},
+			schema: schema(nil, clickProps), handler: d.clickTool("left", 0), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: tool.PastesWhen(pointPastes)}},
 		{name: "double_click", description: "Double-click at x,y (see click).", schema: schema(nil, noCount), handler: d.clickTool("left", 2), args: tool.NewArgs[pointArgs]},
 		{name: "right_click", description: "Right-click at x,y (see click).", schema: schema(nil, noCount), handler: d.clickTool("right", 1), args: tool.NewArgs[pointArgs]},
 		{name: "move_cursor", description: "Move the pointer to x,y (see click for coordinates).", schema: schema(nil, move), handler: d.moveCursor, args: tool.NewArgs[pointArgs]},
 		{name: "mouse_button_down", description: "Press and hold a mouse button at x,y (default: where the pointer is). Released by mouse_button_up or when the session ends.",
-			schema: schema(nil, btn), handler: d.buttonTool(true), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: middleButton}},
-		{name: "mouse_button_up", description: "Release a mouse button at x,y (default: where the pointer is).", schema: schema(nil, btn), handler: d.buttonTool(false), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: middleButton}},
+			schema: schema(nil, btn), handler: d.buttonTool(true), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: tool.PastesWhen(pointPastes)}},
+		{name: "mouse_button_up", description: "Release a mouse button at x,y (default: where the pointer is).", schema: schema(nil, btn), handler: d.buttonTool(false), args: tool.NewArgs[pointArgs], touches: tool.Touches{Pastes: tool.PastesWhen(pointPastes)}},
 		{name: "drag", description: "Press a button at from_x,from_y, move to to_x,to_y in steps over duration_ms, release.",
-			schema: schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), handler: d.drag, args: tool.NewArgs[dragArgs], touches: tool.Touches{Pastes: middleButton}},
+			schema: schema([]string{"from_x", "from_y", "to_x", "to_y"}, drag), handler: d.drag, args: tool.NewArgs[dragArgs], touches: tool.Touches{Pastes: tool.PastesWhen(dragPastes)}},
 		{name: "scroll", description: "Turn the mouse wheel at x,y (buttons 4–7) or over an element; with an element and no direction, scroll the element into view (AT-SPI).", schema: schema(nil, scroll), handler: d.scroll, args: tool.NewArgs[scrollArgs]},
 	}, d.dragMoreSpecs()...)
 }

@@ -336,7 +336,8 @@ func NewRegistry() *Registry {
 }
 
 // Register adds t. It panics on a programmer error: an empty name, a nil handler, a
-// duplicate name, or an input schema that is not a JSON object.
+// duplicate name, an input schema that is not a JSON object, or declared facts
+// (Touches.Pastes, Touches.Launch) that read another struct than the tool's Args.
 func (r *Registry) Register(t Tool) {
 	if t.Name == "" {
 		panic("tool: Register with empty name")
@@ -354,6 +355,7 @@ func (r *Registry) Register(t Tool) {
 	if err := json.Unmarshal(t.InputSchema, &probe); err != nil {
 		panic(fmt.Sprintf("tool: %q input schema is not a JSON object: %v", t.Name, err))
 	}
+	checkDeclared(&t)
 	r.tools[t.Name] = &t
 	r.order = append(r.order, t.Name)
 }

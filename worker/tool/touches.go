@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/x11"
@@ -16,17 +17,72 @@ type Touches struct {
 	// (or nothing, for keyboard input) gets the window the decision was made for written
 	// into its arguments, so the handler acts on exactly that window.
 	Window bool
-	// Pastes, when set, reports whether a call with these decoded arguments pastes the
-	// selection into a window (the paste keys, the middle button): such a call is decided
-	// as a read of the clipboard too. Arguments that do not parse are no paste: the handler
+	// Pastes, when set, reports whether a call pastes the selection into a window (the
+	// paste keys, the middle button), from the call's arguments decoded into the tool's
+	// declared struct (Tool.Args): such a call is decided as a read of the clipboard too.
+	// Set it with PastesWhen. Arguments that do not decode are no paste: the handler
 	// refuses them before it sends anything.
-	Pastes func(args map[string]any) bool
+	Pastes func(args any) bool
 	// Files are the arguments that name a file the call reads or writes: each is resolved
 	// to one canonical file and decided as a further resource (Call.Files).
 	Files []FileArg
-	// Launch, when set, plans the program a call runs from its decoded arguments: the
-	// exact command line is the resource decided on (Call.Launch).
-	Launch func(args map[string]any) (*LaunchPlan, error)
+	// Launch, when set, plans the program a call runs from its arguments decoded into
+	// the tool's declared struct (Tool.Args): the exact command line is the resource
+	// decided on (Call.Launch). Set it with LaunchFrom. Arguments that do not decode are
+	// refused with the decode's refusal before anything is decided.
+	Launch func(args any) (*LaunchPlan, error)
+}
+
+// PastesWhen declares Touches.Pastes from f, which reads the tool's declared argument
+// struct T. The returned function panics when it is given anything but a *T: Register
+// checks that T is the struct the tool declares.
+func PastesWhen[T any](f func(args *T) bool) func(any) bool {
+	return func(v any) bool {
+		a := argsAs[T](v, "Touches.Pastes")
+		return a != nil && f(a)
+	}
+}
+
+// LaunchFrom declares Touches.Launch from plan, which reads the tool's declared argument
+// struct T. The returned function panics when it is given anything but a *T: Register
+// checks that T is the struct the tool declares.
+func LaunchFrom[T any](plan func(args *T) (*LaunchPlan, error)) func(any) (*LaunchPlan, error) {
+	return func(v any) (*LaunchPlan, error) {
+		a := argsAs[T](v, "Touches.Launch")
+		if a == nil {
+			return nil, authz.Refuse(authz.CodeInvalidArguments, "no arguments to plan a launch from")
+		}
+		return plan(a)
+	}
+}
+
+// argsAs returns v as a *T (nil for a nil *T), and panics for any other type: a tool's
+// declared facts and its declared struct disagree.
+func argsAs[T any](v any, what string) *T {
+	a, ok := v.(*T)
+	if !ok {
+		panic(fmt.Sprintf("tool: %s reads %T, the call was decoded into %T", what, (*T)(nil), v))
+	}
+	return a
+}
+
+// checkDeclared panics unless what t declares it touches reads t's declared struct: a
+// Pastes or Launch needs Args, and each is called once with a nil pointer of the struct's
+// type, which only the right type accepts without a panic.
+func checkDeclared(t *Tool) {
+	if t.Touches.Pastes == nil && t.Touches.Launch == nil {
+		return
+	}
+	if t.Args == nil {
+		panic(fmt.Sprintf("tool: %q declares Touches.Pastes or Touches.Launch without an argument struct (Args)", t.Name))
+	}
+	nilArgs := reflect.Zero(reflect.TypeOf(t.Args())).Interface()
+	if t.Touches.Pastes != nil {
+		t.Touches.Pastes(nilArgs)
+	}
+	if t.Touches.Launch != nil {
+		_, _ = t.Touches.Launch(nilArgs)
+	}
 }
 
 // FileArg is an argument naming a file a call reads or writes.
