@@ -241,14 +241,14 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 		}
 	}
 	if res.pinWindow != 0 {
-		decoded.pin(args, res.pinPID, res.pinWindow)
+		decoded.pin(res.pinPID, res.pinWindow)
 	}
 	// The handler reads the struct decoded above (tool.Call.Args); a handler that wants
 	// the JSON encodes it then (tool.Call.RawArgs), not every call.
 	readable := authz.Permits(s.authority, d.Entry, authz.Resource{Kind: authz.ResourceClipboard, Op: authz.OpObserve}, &s.grants, now)
 	c := newCall(&res)
 	c.Name, c.Arguments, c.Session, c.ClipboardReadable, c.Protected = name, args, s.state, readable, a.protected
-	c.Args, c.ArgsErr = decoded.typed, decoded.err
+	c.Args, c.ArgsErr, c.Pinned = decoded.typed, decoded.err, res.pinWindow != 0
 	if decoded.err != nil {
 		c.Args = nil
 	}

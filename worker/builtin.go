@@ -21,6 +21,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Annotations:  tool.InventoryAnnotations("health_report"),
 		OutputSchema: tool.OutputSchema("health_report"),
 		Quick:        true,
+		Args:         tool.NewArgs[labelArgs],
 		Handler:      w.healthReport,
 	})
 	reg.Register(tool.Tool{
@@ -30,6 +31,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		Annotations:  tool.InventoryAnnotations("get_session"),
 		OutputSchema: tool.OutputSchema("get_session"),
 		Quick:        true,
+		Args:         tool.NewArgs[openLabelArgs],
 		Handler:      w.getSession,
 	})
 	reg.Register(tool.Tool{
@@ -38,6 +40,7 @@ func (w *worker) registerBuiltins(reg *tool.Registry) {
 		InputSchema:  []byte(openLabelSchema),
 		Annotations:  tool.InventoryAnnotations("end_session"),
 		OutputSchema: tool.OutputSchema("end_session"),
+		Args:         tool.NewArgs[openLabelArgs],
 		Handler:      w.endSession,
 	})
 	w.registerSessionTools(reg)
@@ -55,8 +58,8 @@ type healthReport struct {
 }
 
 func (w *worker) healthReport(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a labelArgs // only the session label, which changes nothing here
-	if err := call.Decode(&a); err != nil {
+	// Only the session label, which changes nothing here.
+	if _, err := tool.ArgsOf[labelArgs](call); err != nil {
 		return nil, err
 	}
 	w.mu.Lock()

@@ -70,10 +70,10 @@ func (c *callArgs) appendPoints(out []x11.Point) []x11.Point {
 	return c.points.AppendPoints(out)
 }
 
-// pin writes the decided window into the call's arguments: the struct the handler gets
-// and the object the journal records (and a tool without a struct decodes).
-func (c *callArgs) pin(args map[string]any, pid int, wid uint32) {
-	args["pid"], args["window_id"] = float64(pid), float64(wid)
+// pin writes the decided window into the struct the handler gets. The object the policy
+// saw stays as it was; the call's RunArguments, which the journal records, name the window
+// too (tool.Call.Pinned).
+func (c *callArgs) pin(pid int, wid uint32) {
 	if p, ok := c.typed.(tool.Pinned); ok && c.err == nil {
 		p.Pin(pid, wid)
 	}

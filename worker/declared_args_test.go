@@ -88,6 +88,14 @@ func TestADeclaredToolIsDecodedOnce(t *testing.T) {
 	if typed.Win == nil || *typed.Win != ownWin || call.Window == nil || call.Window.ID != ownWin {
 		t.Fatalf("pinned window %v, resolved %+v; want %d in both", typed.Win, call.Window, ownWin)
 	}
+	// The pin goes into the struct; the object the policy decided on is left as sent,
+	// and the arguments the call runs with (what the journal records) name the window.
+	if _, ok := call.Arguments["window_id"]; ok || !call.Pinned {
+		t.Errorf("Arguments %v, Pinned %v: want the policy's object without the pin, and the call marked pinned", call.Arguments, call.Pinned)
+	}
+	if run := call.RunArguments(); run["pid"] != float64(own) || run["window_id"] != float64(ownWin) || run["note"] != "hi" {
+		t.Errorf("RunArguments = %v, want the call's arguments with pid %d and window %d", run, own, ownWin)
+	}
 	res, err := invoke(ctx, tl, call)
 	if err != nil || res.Content[0].Text != "poked hi" {
 		t.Fatalf("handler = %+v, %v", res, err)
@@ -189,6 +197,17 @@ func TestOnePIDLimit(t *testing.T) {
 		_, _, r := a.authorize(ctx, s, newRequest("poke_range", mustArgs(args)))
 		if r == nil || r.Code != authz.CodeInvalidArguments || r.Message != want {
 			t.Errorf("%v: %v, want invalid_arguments %q", args, r, want)
+		}
+	}
+}
+
+// TestEveryShippedToolDeclaresItsArguments: every tool a shipped worker registers, the
+// worker's own included, declares the struct its calls are decoded into once (Tool.Args);
+// its handler reads that value (tool.ArgsOf), and Call.Decode panics for it.
+func TestEveryShippedToolDeclaresItsArguments(t *testing.T) {
+	for _, tl := range Catalog() {
+		if tl.Args == nil {
+			t.Errorf("%s declares no argument struct (tool.Tool.Args)", tl.Name)
 		}
 	}
 }

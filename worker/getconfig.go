@@ -25,6 +25,7 @@ func (w *worker) registerConfig(reg *tool.Registry) {
 		Annotations:  tool.InventoryAnnotations("get_config"),
 		OutputSchema: tool.OutputSchema("get_config"),
 		Quick:        true,
+		Args:         tool.NewArgs[labelArgs],
 		Handler:      w.getConfig,
 	})
 }
@@ -85,8 +86,8 @@ type configLimits struct {
 }
 
 func (w *worker) getConfig(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a labelArgs // only the session label, which changes nothing here
-	if err := call.Decode(&a); err != nil {
+	// Only the session label, which changes nothing here.
+	if _, err := tool.ArgsOf[labelArgs](call); err != nil {
 		return nil, err
 	}
 	w.mu.Lock()

@@ -139,14 +139,14 @@ func (j *journalReporter) begin(ctx context.Context, s *session, req request, t 
 	if !jc.action {
 		// A read-only call changes nothing: nothing to order against, so it is reported
 		// once, after it ran, without a round trip to the host before.
-		jc.readOnly, jc.args, jc.layer = true, j.arguments(t.Name, req.args, nil), "mode:"+s.authority.Mode.String()
+		jc.readOnly, jc.args, jc.layer = true, j.arguments(t.Name, call.RunArguments(), nil), "mode:"+s.authority.Mode.String()
 		jc.started = time.Now()
 		jc.rec = s.recording.enter(t.Name, false, j.w.cfg.Now())
 		return jc, nil
 	}
 	e := &cuav1.JournalEntry{
 		Phase: cuav1.JournalPhase_JOURNAL_PHASE_BEGIN, Label: s.label, CallSeq: jc.seq, Tool: t.Name,
-		Arguments: j.arguments(t.Name, req.args, nil), Decision: "allow", Layer: "mode:" + s.authority.Mode.String(),
+		Arguments: j.arguments(t.Name, call.RunArguments(), nil), Decision: "allow", Layer: "mode:" + s.authority.Mode.String(),
 		ReceivedUnixUs: received.UnixMicro(), AuthorizeUs: jc.authUS,
 	}
 	if jc.action {

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -28,11 +29,11 @@ func (w *worker) registerRecordingTools(reg *tool.Registry) {
 		{Name: "start_recording", Description: "Start a recording: mark the calls of this session that follow, until stop_recording, a budget (max_turns actions, max_duration_ms) running out, or the session's end. " +
 			"Turns are not written to a directory of the agent's choosing: every call already goes to the journal the host keeps (started with --journal DIR by whoever runs cua-host), with its arguments, result and, for actions, screenshots before and after when the host keeps them; the recording names its span there, and numbers its actions as turns. " +
 			"output_dir and record_video are refused (invalid_arguments); without a host journal the call is refused unsupported; while a recording runs, recording_active.",
-			InputSchema: []byte(startRecordingSchema), Handler: w.startRecording},
+			InputSchema: []byte(startRecordingSchema), Args: tool.NewArgs[startRecordingArgs], Handler: w.startRecording},
 		{Name: "stop_recording", Description: "Stop the running recording and report it: turns recorded, duration, why it stopped. Refused recording_inactive when none runs (a recording a budget stopped is no longer running; get_recording_state says why it stopped).",
-			InputSchema: []byte(emptySchema), Handler: w.stopRecording},
+			InputSchema: []byte(emptySchema), Args: tool.NewArgs[noArgs], Handler: w.stopRecording},
 		{Name: "get_recording_state", Description: "The calling session's recording: whether one runs, its name, turns so far and the next turn's number, its budgets and what is left of them, when it started, why the last one stopped (stopped, max_turns, max_duration, session_ended), and whether the host keeps a journal, screenshots and text.",
-			InputSchema: []byte(emptySchema), Handler: w.recordingState, Quick: true},
+			InputSchema: []byte(emptySchema), Args: tool.NewArgs[noArgs], Handler: w.recordingState, Quick: true},
 	} {
 		t.Annotations, t.OutputSchema = tool.InventoryAnnotations(t.Name), tool.OutputSchema(t.Name)
 		reg.Register(t)
@@ -50,26 +51,29 @@ func (w *worker) isTurn(t *tool.Tool) bool {
 	return ok && e.State == authz.StateActive
 }
 
+// startRecordingArgs are start_recording's arguments. output_dir and record_video, which
+// the reference takes and cua-host refuses, are read only to refuse them by name.
+type startRecordingArgs struct {
+	Name          *string         `json:"name"`
+	MaxTurns      *int64          `json:"max_turns"`
+	MaxDurationMS *int64          `json:"max_duration_ms"`
+	OutputDir     json.RawMessage `json:"output_dir"`
+	RecordVideo   json.RawMessage `json:"record_video"`
+}
+
+// noArgs are the arguments of a tool that takes none.
+type noArgs struct{}
+
 func (w *worker) startRecording(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	args := call.Arguments
-	if args == nil {
-		if err := tool.DecodeArgs(call.JSON, &args); err != nil {
-			return nil, err
-		}
+	a, err := tool.ArgsOf[startRecordingArgs](call)
+	if err != nil {
+		return nil, err
 	}
-	if _, ok := args["output_dir"]; ok {
+	if a.OutputDir != nil {
 		return nil, authz.Refuse(authz.CodeInvalidArguments, "output_dir: cua-host writes no recording where the agent names; every call goes to the journal the host keeps (--journal DIR), and `cua-host journal show DIR --recording NAME` shows a recording's calls with their screenshots")
 	}
-	if _, ok := args["record_video"]; ok {
+	if a.RecordVideo != nil {
 		return nil, authz.Refuse(authz.CodeInvalidArguments, "record_video: cua-host records no video; the host's journal keeps a screenshot before and after each action when the host keeps screenshots")
-	}
-	var a struct {
-		Name          *string `json:"name"`
-		MaxTurns      *int64  `json:"max_turns"`
-		MaxDurationMS *int64  `json:"max_duration_ms"`
-	}
-	if err := call.Decode(&a); err != nil {
-		return nil, err
 	}
 	name := ""
 	if a.Name != nil {
@@ -108,8 +112,7 @@ func (w *worker) startRecording(ctx context.Context, call *tool.Call) (*tool.Res
 }
 
 func (w *worker) stopRecording(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct{}
-	if err := call.Decode(&a); err != nil {
+	if _, err := tool.ArgsOf[noArgs](call); err != nil {
 		return nil, err
 	}
 	s, err := w.callerSession(call)
@@ -125,8 +128,7 @@ func (w *worker) stopRecording(ctx context.Context, call *tool.Call) (*tool.Resu
 }
 
 func (w *worker) recordingState(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct{}
-	if err := call.Decode(&a); err != nil {
+	if _, err := tool.ArgsOf[noArgs](call); err != nil {
 		return nil, err
 	}
 	s, err := w.callerSession(call)

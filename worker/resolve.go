@@ -58,7 +58,8 @@ type resolver struct {
 // resolution is a resolved target plus the arguments to pin.
 type resolution struct {
 	authz.Target
-	// pinPID and pinWindow, when pinWindow != 0, are written into the call's arguments.
+	// pinPID and pinWindow, when pinWindow != 0, are the window chosen for a call that
+	// named none: written into its decoded struct (tool.Call.Pinned).
 	pinPID    int
 	pinWindow uint32
 	// frame is the resolved window's client area in root coordinates.

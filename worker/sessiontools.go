@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,13 +33,13 @@ var escalationReasons = map[string]bool{"ax_tree_pixel_mismatch": true, "backgro
 func (w *worker) registerSessionTools(reg *tool.Registry) {
 	for _, t := range []tool.Tool{
 		{Name: "start_session", Description: "Start (or revive) a public label for a run of calls inside this session. Labels carry no authority: what the session may do was fixed when the host created it.",
-			InputSchema: []byte(startSessionSchema), Handler: w.startSession},
+			InputSchema: []byte(startSessionSchema), Args: tool.NewArgs[startSessionArgs], Handler: w.startSession},
 		{Name: "list_sessions", Description: "List this session and its labels (other sessions are never visible).",
-			InputSchema: []byte(listSessionsSchema), Handler: w.listSessions, Quick: true},
+			InputSchema: []byte(listSessionsSchema), Args: tool.NewArgs[listSessionsArgs], Handler: w.listSessions, Quick: true},
 		{Name: "escalate_session", Description: "Deprecated: the capture scope is fixed by the host; the request is recorded and the unchanged scope reported.",
-			InputSchema: []byte(escalateSchema), Handler: w.escalateSession, Quick: true},
+			InputSchema: []byte(escalateSchema), Args: tool.NewArgs[escalateArgs], Handler: w.escalateSession, Quick: true},
 		{Name: "get_session_state", Description: "Deprecated: the capture scope of this session or label (fixed by the host).",
-			InputSchema: []byte(openLabelSchema), Handler: w.sessionState, Quick: true},
+			InputSchema: []byte(openLabelSchema), Args: tool.NewArgs[openLabelArgs], Handler: w.sessionState, Quick: true},
 	} {
 		t.Annotations, t.OutputSchema = tool.InventoryAnnotations(t.Name), tool.OutputSchema(t.Name)
 		reg.Register(t)
@@ -51,6 +50,48 @@ func (w *worker) registerSessionTools(reg *tool.Registry) {
 type labelArgs struct {
 	Session *string `json:"session"`
 }
+
+// openLabelArgs are labelArgs of a tool whose schema, like the reference's, admits
+// properties it does not define: they are ignored (tool.Open). These tools touch no
+// resource and read only the label.
+type openLabelArgs struct {
+	Session *string `json:"session"`
+}
+
+// OpenArguments implements tool.Open.
+func (openLabelArgs) OpenArguments() {}
+
+// startSessionArgs are start_session's arguments (an open schema: tool.Open).
+type startSessionArgs struct {
+	Session      *string `json:"session"`
+	CaptureScope string  `json:"capture_scope"`
+	CursorTheme  *struct {
+		ThemeID       string `json:"theme_id"`
+		ReducedMotion string `json:"reduced_motion"`
+	} `json:"cursor_theme"`
+}
+
+// OpenArguments implements tool.Open.
+func (startSessionArgs) OpenArguments() {}
+
+// listSessionsArgs are list_sessions' arguments (an open schema: tool.Open).
+type listSessionsArgs struct {
+	Cursor string `json:"cursor"`
+	Limit  *int   `json:"limit"`
+}
+
+// OpenArguments implements tool.Open.
+func (listSessionsArgs) OpenArguments() {}
+
+// escalateArgs are escalate_session's arguments (an open schema: tool.Open).
+type escalateArgs struct {
+	Session *string `json:"session"`
+	Reason  string  `json:"reason"`
+	Detail  *string `json:"detail"`
+}
+
+// OpenArguments implements tool.Open.
+func (escalateArgs) OpenArguments() {}
 
 // named returns the label a call names, or "" for the session itself (no label, or the
 // host's label for the session).
@@ -109,15 +150,8 @@ func (s *session) summary(label string, st labelState, now time.Time) map[string
 }
 
 func (w *worker) startSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Session      *string `json:"session"`
-		CaptureScope string  `json:"capture_scope"`
-		CursorTheme  *struct {
-			ThemeID       string `json:"theme_id"`
-			ReducedMotion string `json:"reduced_motion"`
-		} `json:"cursor_theme"`
-	}
-	if err := decodeOpen(call, &a, "session", "capture_scope", "cursor_theme"); err != nil {
+	a, err := tool.ArgsOf[startSessionArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	switch a.CaptureScope {
@@ -144,11 +178,8 @@ func (w *worker) startSession(ctx context.Context, call *tool.Call) (*tool.Resul
 }
 
 func (w *worker) listSessions(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Cursor string `json:"cursor"`
-		Limit  *int   `json:"limit"`
-	}
-	if err := decodeOpen(call, &a, "cursor", "limit"); err != nil {
+	a, err := tool.ArgsOf[listSessionsArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	limit := 50
@@ -194,12 +225,8 @@ func (w *worker) listSessions(ctx context.Context, call *tool.Call) (*tool.Resul
 }
 
 func (w *worker) escalateSession(ctx context.Context, call *tool.Call) (*tool.Result, error) {
-	var a struct {
-		Session *string `json:"session"`
-		Reason  string  `json:"reason"`
-		Detail  *string `json:"detail"`
-	}
-	if err := decodeOpen(call, &a, "session", "reason", "detail"); err != nil {
+	a, err := tool.ArgsOf[escalateArgs](call)
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -233,8 +260,8 @@ func (w *worker) escalateSession(ctx context.Context, call *tool.Call) (*tool.Re
 // labelCall decodes the arguments of a tool that takes only a label and returns the
 // calling session and the label named ("" for the session itself).
 func (w *worker) labelCall(call *tool.Call) (*session, string, error) {
-	var a labelArgs
-	if err := decodeOpen(call, &a, "session"); err != nil {
+	a, err := tool.ArgsOf[openLabelArgs](call)
+	if err != nil {
 		return nil, "", err
 	}
 	s, err := w.callerSession(call)
@@ -255,27 +282,4 @@ func (w *worker) sessionState(ctx context.Context, call *tool.Call) (*tool.Resul
 	}
 	out := s.scopeState(label, st)
 	return tool.TextResult(fmt.Sprintf("Session %q: capture scope %s, effective %s (fixed by the host).", out["session"], out["capture_scope"], out["effective_scope"]), out), nil
-}
-
-// decodeOpen decodes the arguments of a session tool, whose schema (like the reference's)
-// admits properties it does not define: those are ignored — these tools touch no resource
-// and read only the fields of v — and the rest is decoded strictly.
-func decodeOpen(call *tool.Call, v any, known ...string) error {
-	args := call.Arguments
-	if args == nil {
-		if err := tool.DecodeArgs(call.JSON, &args); err != nil {
-			return err
-		}
-	}
-	kept := make(map[string]any, len(known))
-	for _, k := range known {
-		if x, ok := args[k]; ok {
-			kept[k] = x
-		}
-	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return authz.Refuse(authz.CodeInvalidArguments, "arguments: %v", err)
-	}
-	return tool.DecodeArgs(b, v)
 }

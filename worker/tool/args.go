@@ -81,6 +81,14 @@ type Pointed interface {
 	AppendPoints(out []x11.Point) []x11.Point
 }
 
+// Open is implemented by the argument struct of a tool whose input schema admits
+// properties the struct does not name (the reference's session tools, which ignore
+// them): a call's other arguments are dropped before the strict decode, so they are
+// neither refused nor read.
+type Open interface {
+	OpenArguments()
+}
+
 // Pinned is implemented by the argument struct of a tool that declares Touches.Window:
 // the worker writes the window the decision was made for into it, so the handler acts on
 // exactly that window.

@@ -75,11 +75,16 @@ type Call struct {
 	// handler returns (ArgsOf) where it would have decoded them, so that a call refused
 	// for its arguments is refused at the same point as before the decode moved here.
 	ArgsErr error
-	// Arguments is the object the authorizer decoded once and decided on, sanitized and
-	// with any pinned window written in: what the policy saw and the journal records.
-	// Handlers never modify it; a tool that declares no struct fills its own from it with
-	// Decode. Nil when a handler is called without the worker's authorizer.
+	// Arguments is the object the authorizer decoded once and decided on, sanitized: what
+	// the policy saw. A window the authorizer pinned (Pinned) is not in it. Handlers never
+	// modify it; RunArguments is the object the call runs with. Nil when a handler is
+	// called without the worker's authorizer.
 	Arguments map[string]any
+	// Pinned is true when the authorizer chose Window for a call that named no window (a
+	// pid alone, or keyboard input to the focused window) of a tool that declares
+	// Touches.Window: the struct the handler reads (Args) names that window, and so does
+	// RunArguments, the object the journal records.
+	Pinned bool
 	// Window is the window the authorizer resolved for this call and decided on (the
 	// X server's owner, its frame, its title), or nil when the call targets none or a
 	// handler is called without the worker's authorizer. A handler acts on it without
@@ -158,32 +163,84 @@ func (c *Call) Decode(v any) error {
 
 // decodeInto is Decode without its guard.
 func (c *Call) decodeInto(v any) error {
-	if c.Arguments != nil {
-		if done, err := decodeObject(c.Arguments, v); done {
+	if _, open := v.(Open); open {
+		return c.decodeOpen(v)
+	}
+	return c.decodeStrict(v)
+}
+
+// decodeOpen decodes into v, an Open struct, the arguments it names: the others are
+// dropped first, and what is left is decoded strictly.
+func (c *Call) decodeOpen(v any) error {
+	args := c.RunArguments()
+	if args == nil {
+		if err := DecodeArgs(c.JSON, &args); err != nil {
 			return err
 		}
-		args, err := c.RawArgs()
+	}
+	names := map[string]bool{}
+	if t := structType(v); t != nil {
+		collectNames(t, names)
+	}
+	kept := make(map[string]any, len(names))
+	for k, x := range args {
+		if names[k] {
+			kept[k] = x
+		}
+	}
+	named := Call{Name: c.Name, Arguments: kept}
+	return named.decodeStrict(v)
+}
+
+// decodeStrict fills v from the call's arguments (RunArguments), refusing any argument v
+// does not name.
+func (c *Call) decodeStrict(v any) error {
+	if args := c.RunArguments(); args != nil {
+		if done, err := decodeObject(args, v); done {
+			return err
+		}
+		raw, err := encodeArguments(args)
 		if err != nil {
 			return err
 		}
 		countParse()
-		return decodeArgs(args, keysOf(c.Arguments), v)
+		return decodeArgs(raw, keysOf(args), v)
 	}
 	countParse()
 	return DecodeArgs(c.JSON, v)
 }
 
+// RunArguments returns the object the call runs with: Arguments, with the pid and
+// window_id of the pinned window written into a copy when the authorizer pinned one
+// (Pinned). Nil when a handler is called without the worker's authorizer.
+func (c *Call) RunArguments() map[string]any {
+	if !c.Pinned || c.Window == nil || c.Arguments == nil {
+		return c.Arguments
+	}
+	out := make(map[string]any, len(c.Arguments)+2)
+	for k, v := range c.Arguments {
+		out[k] = v
+	}
+	out["pid"], out["window_id"] = float64(c.Window.PID), float64(c.Window.ID)
+	return out
+}
+
 // RawArgs returns the call's arguments as one JSON object: JSON when set, else the
-// encoding of Arguments (numbers as the policy saw them, a pinned window included), "{}"
-// for none.
+// encoding of RunArguments (numbers as the policy saw them, a pinned window included),
+// "{}" for none.
 func (c *Call) RawArgs() (json.RawMessage, error) {
 	if len(c.JSON) > 0 {
 		return c.JSON, nil
 	}
-	if len(c.Arguments) == 0 {
+	return encodeArguments(c.RunArguments())
+}
+
+// encodeArguments encodes a decoded arguments object ("{}" for none).
+func encodeArguments(args map[string]any) (json.RawMessage, error) {
+	if len(args) == 0 {
 		return json.RawMessage("{}"), nil
 	}
-	b, err := json.Marshal(c.Arguments)
+	b, err := json.Marshal(args)
 	if err != nil {
 		return nil, authz.Refuse(authz.CodeInvalidArguments, "encode arguments: %v", err)
 	}

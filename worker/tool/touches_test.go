@@ -52,3 +52,31 @@ func TestDeclaredFactsReadTheDeclaredStruct(t *testing.T) {
 		})
 	}
 }
+
+type openLabel struct {
+	Session *string `json:"session"`
+}
+
+func (openLabel) OpenArguments() {}
+
+// TestOpenArgumentsIgnoreWhatTheyDoNotName: an Open struct takes the arguments it names,
+// strictly, and drops the others; a struct that is not Open refuses them.
+func TestOpenArgumentsIgnoreWhatTheyDoNotName(t *testing.T) {
+	open := Tool{Name: "open", Args: NewArgs[openLabel]}
+	v, err := open.DecodeArguments(map[string]any{"session": "s1", "extra": 1.0})
+	if a, ok := v.(*openLabel); err != nil || !ok || a.Session == nil || *a.Session != "s1" {
+		t.Fatalf("open decode = %+v, %v; want session s1 and the extra argument ignored", v, err)
+	}
+	if _, err := open.DecodeArguments(map[string]any{"session": 5.0, "extra": 1.0}); err == nil || !strings.Contains(err.Error(), `"session"`) {
+		t.Errorf("open decode of a numeric session = %v, want the strict decode's refusal of session", err)
+	}
+	// A handler called without the worker's decode reads the JSON the same way.
+	c := &Call{Name: "open", JSON: []byte(`{"session":"s2","other":[1]}`)}
+	if a, err := ArgsOf[openLabel](c); err != nil || a.Session == nil || *a.Session != "s2" {
+		t.Errorf("ArgsOf from JSON = %+v, %v", a, err)
+	}
+	strict := Tool{Name: "strict", Args: NewArgs[otherArgs]}
+	if _, err := strict.DecodeArguments(map[string]any{"key": "a", "extra": 1.0}); err == nil || !strings.HasSuffix(err.Error(), `unknown argument "extra"`) {
+		t.Errorf("strict decode = %v, want unknown argument \"extra\"", err)
+	}
+}
