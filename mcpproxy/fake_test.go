@@ -14,7 +14,6 @@ type fakeCaller struct{}
 func (fakeCaller) ListTools(context.Context) ([]client.ToolInfo, error) {
 	return []client.ToolInfo{
 		{Name: "echo", Description: "Echo.", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
-		{Name: "type_text_chars", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "bad_schema", InputSchema: json.RawMessage(`[1]`), Annotations: json.RawMessage(`nope`)},
 	}, nil
 }

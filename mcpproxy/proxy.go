@@ -41,10 +41,6 @@ const DefaultCallTimeout = 120 * time.Second
 // It stays well below the session channel's frame limit.
 const MaxArgumentBytes = 16 << 20
 
-// hiddenAliases are tool names the proxy never lists but forwards: the worker
-// canonicalises them.
-var hiddenAliases = map[string]bool{"type_text_chars": true}
-
 // instructions are shown to the agent in initialize.
 const instructions = `cua-host drives a Linux X11 desktop (often a private, throwaway one).
 Observe with get_desktop_state (screenshot + windows), list_windows and list_apps; act with launch_app, click, type_text, press_key, hotkey, scroll and friends.
@@ -134,14 +130,16 @@ func (p *Proxy) listTools(ctx context.Context, req *mcp.ListToolsRequest) (*mcp.
 	return &mcp.ListToolsResult{Tools: p.toolsFromInfos(infos), Cacheable: mcp.Cacheable{CacheScope: "private"}}, nil
 }
 
-// toolsFromInfos converts the worker's tool list, dropping hidden aliases and repairing
-// (with a log line) what would make the whole list unencodable. A tool's outputSchema is
+// toolsFromInfos converts the worker's tool list, repairing (with a log line) what would
+// make the whole list unencodable. The worker lists no alias (its inventory cannot name
+// one), so the proxy keeps no list of them: a call of an alias is forwarded like any
+// other and the worker canonicalises it. A tool's outputSchema is
 // its worker's output schema with the refusal and error shapes beside it (OutputSchema),
 // and no schema uses "const".
 func (p *Proxy) toolsFromInfos(infos []client.ToolInfo) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(infos))
 	for _, ti := range infos {
-		if hiddenAliases[ti.Name] || ti.Name == "" {
+		if ti.Name == "" {
 			continue
 		}
 		t := &mcp.Tool{Name: ti.Name, Description: ti.Description, InputSchema: json.RawMessage(`{"type":"object"}`)}

@@ -130,7 +130,7 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	if byName["type_text_chars"] != nil {
-		t.Errorf("tools/list lists the hidden alias type_text_chars")
+		t.Errorf("tools/list lists the alias type_text_chars: the worker lists none")
 	}
 	hr := byName["health_report"]
 	if hr == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/client"
+	"github.com/cua-host/cua-host/policy"
 	"github.com/cua-host/cua-host/proto/contract"
 	cuav1 "github.com/cua-host/cua-host/proto/cua/v1"
 	"github.com/cua-host/cua-host/proto/wire"
@@ -577,4 +578,33 @@ func TestClientSetPIDIsNotOwnership(t *testing.T) {
 	expect(t, call(t, c, "click", win(ownPID, spoof)), authz.CodeAuthorizationRequired)
 	b := sc.h.mustSession("bounded", authz.Bounded, sleepManifest)
 	expect(t, call(t, b, "click", win(ownPID, spoof)), authz.CodeOutsideManifest)
+}
+
+// TestAnAliasIsNeverListed: a tool registered under an alias (type_text_chars) has no
+// inventory entry, so tools/list never names it — the MCP proxy keeps no list of
+// aliases to hide — and a call of the alias runs the canonical tool.
+func TestAnAliasIsNeverListed(t *testing.T) {
+	ran := map[string]int{}
+	h := startTestWorker(t, testWorkerOptions{register: func(reg *tool.Registry) {
+		for _, name := range []string{"type_text", "type_text_chars"} {
+			reg.Register(tool.Tool{Name: name, Handler: func(context.Context, *tool.Call) (*tool.Result, error) {
+				ran[name]++
+				return &tool.Result{}, nil
+			}})
+		}
+	}})
+	c := h.mustSession("u", authz.Unrestricted, "")
+	tools, err := c.ListTools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range tools {
+		if policy.CanonicalTool(ti.Name) != ti.Name {
+			t.Errorf("tools/list names the alias %s", ti.Name)
+		}
+	}
+	call(t, c, "type_text_chars", map[string]any{"scope": "desktop", "text": "x"})
+	if ran["type_text_chars"] != 0 {
+		t.Errorf("a call of the alias ran the tool registered under it %d times; the worker must canonicalise the name", ran["type_text_chars"])
+	}
 }
