@@ -7,6 +7,7 @@
 #   scripts/bench-compare.sh              against the revision before the last 20 commits
 #   scripts/bench-compare.sh REV          against REV
 #   COUNT=7 scripts/bench-compare.sh REV  more runs per benchmark
+#   TYPING=0 scripts/bench-compare.sh REV the Go benchmarks only (no display needed)
 #
 # The earlier revision is checked out in a temporary worktree; benchmarks it lacks print "-".
 set -euo pipefail
@@ -54,6 +55,8 @@ for spec in "./worker/ BenchmarkAuthorize/(none|yaml)/(noop|click_own_window)$" 
     done
 done
 echo "goals: authorization of a window-target call ≤ 5000 ns; the no-op round trip no slower"
+
+[ "${TYPING:-1}" = 0 ] && exit 0
 
 # Typing: each tree's own desktop benchmark (xterm on a private Xvfb, against xdotool).
 typing() {

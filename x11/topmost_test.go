@@ -282,3 +282,45 @@ func BenchmarkInputChecks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWindowList measures describing the desktop's windows, as every call that
+// targets a window does: the whole list (Windows) and one window by id (Window), with four
+// client windows mapped.
+func BenchmarkWindowList(b *testing.B) {
+	harness.Require(b)
+	be, err := x11.Open(b.Context(), x11.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Close() })
+	var last uint32
+	for range 4 {
+		xl := harness.StartXevlog(b, harness.XevlogOptions{Width: 200, Height: 100})
+		last = xl.Window
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if w, err := be.Window(b.Context(), last); (err == nil && w.Mapped) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, bc := range []struct {
+		name string
+		f    func() error
+	}{
+		{"Windows", func() error { _, err := be.Windows(b.Context()); return err }},
+		{"Window", func() error { _, err := be.Window(b.Context(), last); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if err := bc.f(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+		})
+	}
+}

@@ -62,17 +62,25 @@ func (b *Backend) Windows(ctx context.Context) ([]Window, error) {
 	if b.closed() {
 		return nil, ErrClosed
 	}
-	ids, err := b.clientIDs()
+	// Two round trips whatever the number of windows: the client list and the active
+	// window, then every window's description at once.
+	listC := b.sendClientList()
+	activeC := b.sendActive()
+	ids, err := listC.ids(b)
 	if err != nil {
 		return nil, err
 	}
-	active, _ := b.activeWindow()
+	active := activeC.window()
+	pending := make([]describeCookies, len(ids))
+	for i, id := range ids {
+		pending[i] = b.sendDescribe(id)
+	}
 	out := make([]Window, 0, len(ids))
 	for i := len(ids) - 1; i >= 0; i-- { // stacking order is bottom to top
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		w, err := b.describe(ids[i], active)
+		w, err := pending[i].collect(active)
 		if err != nil {
 			continue
 		}
@@ -88,16 +96,23 @@ func (b *Backend) Window(ctx context.Context, id uint32) (Window, error) {
 	if b.closed() {
 		return Window{}, ErrClosed
 	}
-	ids, err := b.clientIDs()
+	// One round trip: the window is described while the client list that must name it
+	// is read.
+	listC := b.sendClientList()
+	activeC := b.sendActive()
+	descC := b.sendDescribe(xproto.Window(id))
+	ids, err := listC.ids(b)
 	if err != nil {
+		descC.discard()
 		return Window{}, err
 	}
+	active := activeC.window()
 	pos := slices.Index(ids, xproto.Window(id))
 	if pos < 0 {
+		descC.discard()
 		return Window{}, fmt.Errorf("%w: 0x%x", ErrWindowNotFound, id)
 	}
-	active, _ := b.activeWindow()
-	w, err := b.describe(xproto.Window(id), active)
+	w, err := descC.collect(active)
 	if err != nil {
 		return Window{}, fmt.Errorf("%w: 0x%x: %v", ErrWindowNotFound, id, err)
 	}
@@ -105,15 +120,39 @@ func (b *Backend) Window(ctx context.Context, id uint32) (Window, error) {
 	return w, nil
 }
 
-// clientIDs returns the client windows bottom to top.
+// clientIDs returns the client windows bottom to top (clientListCookies.ids).
 func (b *Backend) clientIDs() ([]xproto.Window, error) {
-	for _, name := range []string{"_NET_CLIENT_LIST_STACKING", "_NET_CLIENT_LIST"} {
-		r, err := getProperty(b.conn, b.root, b.atoms.get(name))
-		if err != nil {
-			return nil, err
+	return b.sendClientList().ids(b)
+}
+
+// clientListCookies are the requests of the client list in flight.
+type clientListCookies struct {
+	stacking, plain xproto.GetPropertyCookie
+}
+
+// sendClientList asks for both EWMH client lists at once (the stacking one is used when
+// the window manager keeps it).
+func (b *Backend) sendClientList() clientListCookies {
+	return clientListCookies{
+		stacking: xproto.GetProperty(b.conn, false, b.root, b.atoms.get("_NET_CLIENT_LIST_STACKING"), xproto.GetPropertyTypeAny, 0, 1<<24),
+		plain:    xproto.GetProperty(b.conn, false, b.root, b.atoms.get("_NET_CLIENT_LIST"), xproto.GetPropertyTypeAny, 0, 1<<24),
+	}
+}
+
+// ids returns the client windows bottom to top: _NET_CLIENT_LIST_STACKING, else
+// _NET_CLIENT_LIST, else (no EWMH window manager) the root's named children.
+func (c clientListCookies) ids(b *Backend) ([]xproto.Window, error) {
+	stacking, errS := c.stacking.Reply()
+	plain, errP := c.plain.Reply()
+	for _, r := range [...]struct {
+		reply *xproto.GetPropertyReply
+		err   error
+	}{{stacking, errS}, {plain, errP}} {
+		if r.err != nil {
+			return nil, xerr("GetProperty", r.err)
 		}
-		if r != nil {
-			vals := propUint32s(r)
+		if r.reply.Format != 0 {
+			vals := propUint32s(r.reply)
 			ids := make([]xproto.Window, len(vals))
 			for i, v := range vals {
 				ids[i] = xproto.Window(v)
@@ -121,7 +160,6 @@ func (b *Backend) clientIDs() ([]xproto.Window, error) {
 			return ids, nil
 		}
 	}
-	// No EWMH window manager: the root's named children.
 	tree, err := xproto.QueryTree(b.conn, b.root).Reply()
 	if err != nil {
 		return nil, xerr("QueryTree", err)
@@ -148,66 +186,141 @@ func (b *Backend) isClient(w xproto.Window) bool {
 	return false
 }
 
+// activeCookies are the requests of the active window in flight.
+type activeCookies struct {
+	net   xproto.GetPropertyCookie
+	focus xproto.GetInputFocusCookie
+}
+
+// sendActive asks for _NET_ACTIVE_WINDOW and, for a desktop without an EWMH window
+// manager, the input focus, at once.
+func (b *Backend) sendActive() activeCookies {
+	return activeCookies{
+		net:   xproto.GetProperty(b.conn, false, b.root, b.atoms.get("_NET_ACTIVE_WINDOW"), xproto.GetPropertyTypeAny, 0, 1<<24),
+		focus: xproto.GetInputFocus(b.conn),
+	}
+}
+
+// window returns the active window: _NET_ACTIVE_WINDOW, else the window with the input
+// focus, else 0.
+func (c activeCookies) window() xproto.Window {
+	r, err := c.net.Reply()
+	f, ferr := c.focus.Reply()
+	if err == nil && r.Format != 0 {
+		if v := propUint32s(r); len(v) > 0 && v[0] != 0 {
+			return xproto.Window(v[0])
+		}
+	}
+	if ferr != nil || f.Focus <= 1 { // None or PointerRoot
+		return 0
+	}
+	return f.Focus
+}
+
 func (b *Backend) activeWindow() (xproto.Window, bool) {
-	if v, ok := b.propUint32(b.root, "_NET_ACTIVE_WINDOW"); ok && v != 0 {
-		return xproto.Window(v), true
-	}
-	f, err := xproto.GetInputFocus(b.conn).Reply()
-	if err != nil || f.Focus <= 1 { // None or PointerRoot
-		return 0, false
-	}
-	return f.Focus, true
+	w := b.sendActive().window()
+	return w, w != 0
 }
 
 // iconicState is WM_STATE's state of an iconified window (ICCCM §4.1.3.1).
 const iconicState = 3
 
+// describeCookies are the requests describing one window in flight.
+type describeCookies struct {
+	b                                         *Backend
+	id                                        xproto.Window
+	attr                                      xproto.GetWindowAttributesCookie
+	geo                                       xproto.GetGeometryCookie
+	tr                                        xproto.TranslateCoordinatesCookie
+	netName, name, class, state, pid, wmState xproto.GetPropertyCookie
+	xres                                      res.QueryClientIdsCookie
+	hasXRes                                   bool
+}
+
 // describe reads one window's properties, geometry and pid.
 func (b *Backend) describe(id, active xproto.Window) (Window, error) {
-	c := b.conn
-	// Pipeline the requests, then collect the replies.
-	attrC := xproto.GetWindowAttributes(c, id)
-	geoC := xproto.GetGeometry(c, xproto.Drawable(id))
-	trC := xproto.TranslateCoordinates(c, id, b.root, 0, 0)
-	netNameC := xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_NAME"), xproto.GetPropertyTypeAny, 0, 1<<16)
-	nameC := xproto.GetProperty(c, false, id, xproto.AtomWmName, xproto.GetPropertyTypeAny, 0, 1<<16)
-	classC := xproto.GetProperty(c, false, id, xproto.AtomWmClass, xproto.GetPropertyTypeAny, 0, 1<<16)
-	stateC := xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_STATE"), xproto.AtomAtom, 0, 1<<10)
-	pidC := xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_PID"), xproto.AtomCardinal, 0, 1)
-	wmStateC := xproto.GetProperty(c, false, id, b.atoms.get("WM_STATE"), xproto.GetPropertyTypeAny, 0, 2)
+	return b.sendDescribe(id).collect(active)
+}
 
-	attr, err := attrC.Reply()
-	if err != nil {
-		return Window{}, xerr("GetWindowAttributes", err)
+// sendDescribe sends the requests that describe window id, its owner included, without
+// waiting for their replies.
+func (b *Backend) sendDescribe(id xproto.Window) describeCookies {
+	c := b.conn
+	d := describeCookies{
+		b: b, id: id,
+		attr:    xproto.GetWindowAttributes(c, id),
+		geo:     xproto.GetGeometry(c, xproto.Drawable(id)),
+		tr:      xproto.TranslateCoordinates(c, id, b.root, 0, 0),
+		netName: xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_NAME"), xproto.GetPropertyTypeAny, 0, 1<<16),
+		name:    xproto.GetProperty(c, false, id, xproto.AtomWmName, xproto.GetPropertyTypeAny, 0, 1<<16),
+		class:   xproto.GetProperty(c, false, id, xproto.AtomWmClass, xproto.GetPropertyTypeAny, 0, 1<<16),
+		state:   xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_STATE"), xproto.AtomAtom, 0, 1<<10),
+		pid:     xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_PID"), xproto.AtomCardinal, 0, 1),
+		wmState: xproto.GetProperty(c, false, id, b.atoms.get("WM_STATE"), xproto.GetPropertyTypeAny, 0, 2),
 	}
-	geo, err := geoC.Reply()
-	if err != nil {
-		return Window{}, xerr("GetGeometry", err)
+	if b.caps.XRes {
+		d.xres = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(id), Mask: res.ClientIdMaskLocalClientPID}})
+		d.hasXRes = true
 	}
-	tr, err := trC.Reply()
-	if err != nil {
-		return Window{}, xerr("TranslateCoordinates", err)
+	return d
+}
+
+// discard reads and drops every reply, so none is left waiting on the connection.
+func (d describeCookies) discard() {
+	_, _ = d.collect(0)
+}
+
+// collect waits for the replies of sendDescribe and builds the window. Every reply is read,
+// even after an error, so none is left behind.
+func (d describeCookies) collect(active xproto.Window) (Window, error) {
+	attr, attrErr := d.attr.Reply()
+	geo, geoErr := d.geo.Reply()
+	tr, trErr := d.tr.Reply()
+	netName, netNameErr := d.netName.Reply()
+	name, nameErr := d.name.Reply()
+	class, classErr := d.class.Reply()
+	state, stateErr := d.state.Reply()
+	pid, pidErr := d.pid.Reply()
+	wmState, wmStateErr := d.wmState.Reply()
+	xpid := 0
+	if d.hasXRes {
+		if r, err := d.xres.Reply(); err == nil {
+			for _, id := range r.Ids {
+				if id.Spec.Mask&res.ClientIdMaskLocalClientPID != 0 && len(id.Value) > 0 {
+					xpid = int(id.Value[0])
+					break
+				}
+			}
+		}
+	}
+	switch {
+	case attrErr != nil:
+		return Window{}, xerr("GetWindowAttributes", attrErr)
+	case geoErr != nil:
+		return Window{}, xerr("GetGeometry", geoErr)
+	case trErr != nil:
+		return Window{}, xerr("TranslateCoordinates", trErr)
 	}
 	w := Window{
-		ID:     uint32(id),
+		ID:     uint32(d.id),
 		Frame:  Rect{X: int(tr.DstX), Y: int(tr.DstY), Width: int(geo.Width), Height: int(geo.Height)},
 		Mapped: attr.MapState == xproto.MapStateViewable,
 	}
-	if r, err := netNameC.Reply(); err == nil && len(r.Value) > 0 {
-		w.Title = string(r.Value)
-	} else if r, err := nameC.Reply(); err == nil {
-		w.Title = latin1(r.Value)
+	if netNameErr == nil && len(netName.Value) > 0 {
+		w.Title = string(netName.Value)
+	} else if nameErr == nil {
+		w.Title = latin1(name.Value)
 	}
-	if r, err := classC.Reply(); err == nil && len(r.Value) > 0 {
-		parts := strings.Split(strings.TrimRight(string(r.Value), "\x00"), "\x00")
+	if classErr == nil && len(class.Value) > 0 {
+		parts := strings.Split(strings.TrimRight(string(class.Value), "\x00"), "\x00")
 		w.Instance = parts[0]
 		if len(parts) > 1 {
 			w.Class = parts[1]
 		}
 	}
-	hidden := b.atoms.get("_NET_WM_STATE_HIDDEN")
-	if r, err := stateC.Reply(); err == nil {
-		for _, a := range propUint32s(r) {
+	hidden := d.b.atoms.get("_NET_WM_STATE_HIDDEN")
+	if stateErr == nil {
+		for _, a := range propUint32s(state) {
 			if xproto.Atom(a) == hidden {
 				w.Minimized = true
 			}
@@ -215,20 +328,20 @@ func (b *Backend) describe(id, active xproto.Window) (Window, error) {
 	}
 	// ICCCM §4.1.3.1: the window manager sets WM_STATE to IconicState (3) on a window it
 	// has iconified; some set it without _NET_WM_STATE_HIDDEN.
-	if r, err := wmStateC.Reply(); err == nil {
-		if v := propUint32s(r); len(v) > 0 && v[0] == iconicState {
+	if wmStateErr == nil {
+		if v := propUint32s(wmState); len(v) > 0 && v[0] == iconicState {
 			w.Minimized = true
 		}
 	}
-	w.Focused = active == id
+	w.Focused = active == d.id
 	netPID := 0
-	if r, err := pidC.Reply(); err == nil {
-		if v := propUint32s(r); len(v) > 0 {
+	if pidErr == nil {
+		if v := propUint32s(pid); len(v) > 0 {
 			netPID = int(v[0])
 		}
 	}
 	w.PID, w.PIDSource = netPID, PIDFromNetWMPID
-	if xpid := b.xresPID(id); xpid > 0 {
+	if xpid > 0 {
 		w.PID, w.PIDSource = xpid, PIDFromXRes
 	}
 	if w.PID == 0 {
