@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jezek/xgb"
@@ -75,6 +76,9 @@ type Backend struct {
 	caps      Capabilities
 
 	atoms atomCache
+	// lastChain is the frame and client the last walk of TopLevelsAt found, which the next
+	// one asks about first (guessChain).
+	lastChain atomic.Pointer[chain]
 
 	// input is a one-slot semaphore: whoever holds it may send input. It guards the
 	// fields below and is taken with a context (lockInput).

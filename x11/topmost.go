@@ -35,8 +35,11 @@ const maxDescent = 8
 
 // TopLevelsAt returns, for each point of pts (root coordinates), the top-level window that
 // receives pointer events there. The requests for all points are pipelined, one round trip
-// per level of the window tree (three for a framed client). A window that vanishes while
-// it is read makes the walk start over, at most three times.
+// per level of the window tree (three for a framed client). The frame and client the last
+// walk found are asked about in the first round trip too: when the server's answers show
+// they are still what lies at every point, that one round trip is the whole walk (see
+// guessChain). A window that vanishes while it is read makes the walk start over, at most
+// three times.
 func (b *Backend) TopLevelsAt(ctx context.Context, pts []Point) ([]TopLevel, error) {
 	if b.closed() {
 		return nil, ErrClosed
@@ -72,6 +75,107 @@ type walk struct {
 }
 
 func (b *Backend) topLevelsAt(pts []Point) ([]TopLevel, error) {
+	if out, ok := b.guessChain(pts); ok {
+		return out, nil
+	}
+	out, err := b.walkDown(pts)
+	if err == nil {
+		b.rememberChain(out)
+	}
+	return out, err
+}
+
+// chain is a frame and the client window inside it, as a walk found them.
+type chain struct {
+	frame, client xproto.Window
+}
+
+// rememberChain keeps the chain of the first point of a walk for the next one.
+func (b *Backend) rememberChain(out []TopLevel) {
+	if len(out) == 0 || out[0].Window == 0 {
+		return
+	}
+	b.lastChain.Store(&chain{frame: xproto.Window(out[0].Frame), client: xproto.Window(out[0].Window)})
+}
+
+// guessChain answers TopLevelsAt in one round trip when the chain the last walk found is
+// what lies at every point. It sends, for each point, what walkDown's three levels would
+// ask — the root's child at the point; whether the frame is a client, who created it,
+// whether it bypasses the window manager and which child lies at the point; the same of
+// the client — all at once, with the frame and client taken from the last walk, and
+// accepts the answers only where they show exactly the path walkDown would have followed:
+// the root's child is the frame, and the frame is a client itself or has the client at the
+// point, which is a client. The answers are the server's, read in the order walkDown reads
+// them; only the order in which the questions are sent differs. Anything else (another
+// window at a point, an error) returns false, and walkDown asks again from the root.
+func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
+	ch := b.lastChain.Load()
+	if ch == nil || len(pts) == 0 || len(pts) > maxGuessPoints {
+		return nil, false
+	}
+	c := b.conn
+	wmState := b.atoms.get("WM_STATE")
+	frameState := xproto.GetProperty(c, false, ch.frame, wmState, xproto.GetPropertyTypeAny, 0, 0)
+	frameAttr := xproto.GetWindowAttributes(c, ch.frame)
+	clientState := xproto.GetProperty(c, false, ch.client, wmState, xproto.GetPropertyTypeAny, 0, 0)
+	var framePID, clientPID res.QueryClientIdsCookie
+	if b.caps.XRes {
+		framePID = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(ch.frame), Mask: res.ClientIdMaskLocalClientPID}})
+		clientPID = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(ch.client), Mask: res.ClientIdMaskLocalClientPID}})
+	}
+	type perPoint struct {
+		root, down xproto.TranslateCoordinatesCookie
+	}
+	asked := make([]perPoint, len(pts))
+	for i, p := range pts {
+		asked[i] = perPoint{
+			root: xproto.TranslateCoordinates(c, b.root, b.root, int16(p.X), int16(p.Y)),
+			down: xproto.TranslateCoordinates(c, b.root, ch.frame, int16(p.X), int16(p.Y)),
+		}
+	}
+	// Every reply is read, whatever the answers, so none is left on the connection.
+	fs, fsErr := frameState.Reply()
+	fa, faErr := frameAttr.Reply()
+	cs, csErr := clientState.Reply()
+	fpid, cpid := 0, 0
+	if b.caps.XRes {
+		fpid, cpid = pidOf(framePID), pidOf(clientPID)
+	}
+	ok := fsErr == nil && faErr == nil
+	frameIsClient := ok && fs.Format != 0
+	clientIsClient := csErr == nil && cs.Format != 0
+	top := TopLevel{Frame: uint32(ch.frame), OverrideRedirect: ok && fa.OverrideRedirect}
+	switch {
+	case frameIsClient:
+		top.Window, top.PID = uint32(ch.frame), fpid
+	case clientIsClient:
+		top.Window, top.PID = uint32(ch.client), cpid
+	default:
+		ok = false
+	}
+	for _, a := range asked {
+		r, err := a.root.Reply()
+		d, derr := a.down.Reply()
+		if err != nil || derr != nil || r.Child != ch.frame || (!frameIsClient && d.Child != ch.client) {
+			ok = false
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	out := make([]TopLevel, len(pts))
+	for i := range out {
+		out[i] = top
+	}
+	return out, true
+}
+
+// maxGuessPoints bounds the points guessChain asks about: more (a long drag path) take
+// walkDown, whose requests are shared between points.
+const maxGuessPoints = 32
+
+// walkDown is TopLevelsAt's walk from the root, one round trip per level.
+func (b *Backend) walkDown(pts []Point) ([]TopLevel, error) {
 	c := b.conn
 	index := make(map[Point]int, len(pts))
 	var walks []*walk

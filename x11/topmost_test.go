@@ -119,6 +119,30 @@ func TestTopLevelsAtFollowsTheServer(t *testing.T) {
 		}
 	})
 
+	// The walk asks first about the frame and client it found last; what the server says
+	// at the point decides, whatever was found there before.
+	t.Run("what the last walk found is asked, not assumed", func(t *testing.T) {
+		if top, err := b.TopLevelAt(t.Context(), inside); err != nil || top.Window != w.ID {
+			t.Fatalf("TopLevelAt(inside) = %+v, %v, want 0x%x", top, err, w.ID)
+		}
+		c := foreignConn(t)
+		or := overrideRedirect(t, c, x11.Rect{X: inside.X - 5, Y: inside.Y - 5, Width: 20, Height: 20})
+		if top, err := b.TopLevelAt(t.Context(), inside); err != nil || top.Window != uint32(or) || !top.OverrideRedirect {
+			t.Errorf("TopLevelAt(inside) under a new override-redirect window = %+v, %v, want 0x%x", top, err, or)
+		}
+		if tops, err := b.TopLevelsAt(t.Context(), []x11.Point{{X: inside.X + 30, Y: inside.Y + 30}, inside}); err != nil || tops[0].Window != w.ID || tops[1].Window != uint32(or) {
+			t.Errorf("TopLevelsAt(beside, inside) = %+v, %v, want 0x%x then 0x%x", tops, err, w.ID, or)
+		}
+		xproto.DestroyWindow(c, or)
+		xproto.GetInputFocus(c).Reply() // the destroy is processed
+		if top, err := b.TopLevelAt(t.Context(), inside); err != nil || top.Window != w.ID {
+			t.Errorf("TopLevelAt(inside) after the cover went = %+v, %v, want 0x%x", top, err, w.ID)
+		}
+		if top, err := b.TopLevelAt(t.Context(), x11.Point{X: 1279, Y: 799}); err != nil || top.Window != 0 {
+			t.Errorf("TopLevelAt(an empty corner) = %+v, %v, want the root", top, err)
+		}
+	})
+
 	t.Run("a drag path's many points", func(t *testing.T) {
 		path := x11.DragPath(inside, x11.Point{X: w.Frame.X + 290, Y: w.Frame.Y + 190}, 200)
 		tops, err := b.TopLevelsAt(t.Context(), path)
