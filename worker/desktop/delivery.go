@@ -154,7 +154,7 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	guards := []x11.Guard{d.landsOn(call, win, pts...), d.offDesktop(dl, pts...)}
+	guards := []x11.Guard{d.pointerLands(call, win, dl, pts...)}
 	checks := slices.Clip(guards)
 	if pre != nil {
 		checks = append(checks, pre(dl))
@@ -338,29 +338,6 @@ func (d *desk) focusWatchLoop(id uint32) {
 		if gone {
 			return
 		}
-	}
-}
-
-// offDesktop returns the check, for background pointer input on a shared display, that no
-// point lies on the desktop background: a press there from a second pointer moves the
-// person's keyboard focus to the window manager. Nil when it does not apply.
-func (d *desk) offDesktop(dl *delivery, pts ...x11.Point) x11.Guard {
-	if !dl.background() || !dl.shared {
-		return nil
-	}
-	return func(ctx context.Context) error {
-		tops, err := d.b.TopLevelsAt(ctx, pts)
-		if err != nil {
-			return refusal(err)
-		}
-		for i, t := range tops {
-			if t.Window == 0 {
-				return authz.Refuse(authz.CodeBackgroundUnavailable,
-					"(%d,%d) is on the desktop background: pointer input there from the session's own pointer would move the person's keyboard focus; nothing was sent. "+
-						"Use delivery_mode \"foreground\" to click the desktop itself", pts[i].X, pts[i].Y)
-			}
-		}
-		return nil
 	}
 }
 

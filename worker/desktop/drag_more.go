@@ -162,7 +162,7 @@ func (d *desk) mouseDrag(ctx context.Context, call *tool.Call) (*tool.Result, er
 	// While the button is held the events go to the window that got the press, but a
 	// drag-and-drop source drops on the window under the pointer: every point is checked.
 	path := x11.DragPath(from, to, steps)[1:]
-	guards := []x11.Guard{d.landsOn(call, win, path...), d.offDesktop(dl, path...)}
+	guards := []x11.Guard{d.pointerLands(call, win, dl, path...)}
 	if err := precheck(ctx, guards...); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,17 @@ import (
 // returns nil for desktop-scope input (win nil), which was authorized for the whole
 // display.
 func (d *desk) landsOn(call *tool.Call, win *x11.Window, pts ...x11.Point) x11.Guard {
-	if win == nil {
+	return d.pointerLands(call, win, nil, pts...)
+}
+
+// pointerLands is landsOn and, for background input on a shared display (dl), the check
+// that no point lies on the desktop background: a press there from a second pointer moves
+// the person's keyboard focus to the window manager. The windows at the points are read
+// once for both. A point the target does not receive is refused first (target_covered),
+// then a point on the background (background_unavailable). Nil when neither applies.
+func (d *desk) pointerLands(call *tool.Call, win *x11.Window, dl *delivery, pts ...x11.Point) x11.Guard {
+	onBackground := dl != nil && dl.background() && dl.shared
+	if win == nil && !onBackground {
 		return nil
 	}
 	pts = slices.Clone(pts)
@@ -38,13 +48,24 @@ func (d *desk) landsOn(call *tool.Call, win *x11.Window, pts ...x11.Point) x11.G
 		if err != nil {
 			return refusal(err)
 		}
-		for i, t := range tops {
-			if d.mayReceive(call, win, t) {
-				continue
+		if win != nil {
+			for i, t := range tops {
+				if d.mayReceive(call, win, t) {
+					continue
+				}
+				return authz.Refuse(authz.CodeTargetCovered,
+					"%s is on top of window 0x%x (pid %d) at (%d,%d); nothing was sent. Pointer input goes only to the target, its own process's windows or windows this session launched; "+
+						"use an element action, or wait until that window is gone", t, win.ID, win.PID, pts[i].X, pts[i].Y)
 			}
-			return authz.Refuse(authz.CodeTargetCovered,
-				"%s is on top of window 0x%x (pid %d) at (%d,%d); nothing was sent. Pointer input goes only to the target, its own process's windows or windows this session launched; "+
-					"use an element action, or wait until that window is gone", t, win.ID, win.PID, pts[i].X, pts[i].Y)
+		}
+		if onBackground {
+			for i, t := range tops {
+				if t.Window == 0 {
+					return authz.Refuse(authz.CodeBackgroundUnavailable,
+						"(%d,%d) is on the desktop background: pointer input there from the session's own pointer would move the person's keyboard focus; nothing was sent. "+
+							"Use delivery_mode \"foreground\" to click the desktop itself", pts[i].X, pts[i].Y)
+				}
+			}
 		}
 		return nil
 	}

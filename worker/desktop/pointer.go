@@ -259,7 +259,7 @@ func (d *desk) buttonTool(down bool) tool.Handler {
 			// here would leave the button stuck.
 			var guards []x11.Guard
 			if held, _ := dl.dev.Held(); !slices.Contains(held, btn) {
-				guards = []x11.Guard{d.landsOn(call, win, p), d.offDesktop(dl, p)}
+				guards = []x11.Guard{d.pointerLands(call, win, dl, p)}
 			}
 			ev["delivery"] = dl.mode
 			err = dl.dev.ButtonUp(ctx, p, btn, guards...)
