@@ -135,49 +135,100 @@ func (b *Backend) FocusWindow(ctx context.Context) (uint32, error) {
 func (b *Backend) InputFocus(ctx context.Context) (Focus, error) { return b.core.InputFocus(ctx) }
 
 // InputFocus returns the focus of this set's keyboard and the top-level client window it
-// lies in.
+// lies in. The questions about the window that had the focus last are sent with the
+// question of the focus: when it still has it, one round trip answers both.
 func (d *Devices) InputFocus(ctx context.Context) (Focus, error) {
 	b := d.b
 	if b.closed() {
 		return Focus{}, ErrClosed
 	}
-	r, err := xproto.GetInputFocus(d.conn).Reply()
+	focusC := xproto.GetInputFocus(d.conn)
+	var guess *focusLevel
+	if last := xproto.Window(b.lastFocus.Load()); last > 1 && last != b.root {
+		guess = b.askFocusLevel(last)
+	}
+	r, err := focusC.Reply()
 	if err != nil {
+		if guess != nil {
+			guess.discard()
+		}
 		return Focus{}, xerr("GetInputFocus", err)
 	}
 	f := Focus{Window: uint32(r.Focus)}
 	if r.Focus <= 1 || r.Focus == b.root {
+		if guess != nil {
+			guess.discard()
+		}
 		return f, nil
 	}
-	wmState := b.atoms.get("WM_STATE")
+	b.lastFocus.Store(uint32(r.Focus))
 	w := r.Focus
+	level := guess
+	if level != nil && level.win != w {
+		level.discard()
+		level = nil
+	}
 	for range 32 {
 		if err := ctx.Err(); err != nil {
+			if level != nil {
+				level.discard()
+			}
 			return Focus{}, err
 		}
-		stC := xproto.GetProperty(b.conn, false, w, wmState, xproto.GetPropertyTypeAny, 0, 0)
-		treeC := xproto.QueryTree(b.conn, w)
-		var pidC res.QueryClientIdsCookie
-		if b.caps.XRes {
-			pidC = res.QueryClientIds(b.conn, 1, []res.ClientIdSpec{{Client: uint32(w), Mask: res.ClientIdMaskLocalClientPID}})
+		if level == nil {
+			level = b.askFocusLevel(w)
 		}
-		st, err := stC.Reply()
+		top, parent, pid, err := level.answer()
+		level = nil
 		if err != nil {
-			return Focus{}, xerr("GetProperty", err)
+			return Focus{}, err
 		}
-		tree, err := treeC.Reply()
-		if err != nil {
-			return Focus{}, xerr("QueryTree", err)
-		}
-		pid := 0
-		if b.caps.XRes {
-			pid = pidOf(pidC)
-		}
-		if st.Format != 0 || tree.Parent == b.root || tree.Parent == 0 {
+		if top {
 			f.TopLevel, f.PID = uint32(w), pid
 			return f, nil
 		}
-		w = tree.Parent
+		w = parent
 	}
 	return Focus{}, fmt.Errorf("%w: focus window 0x%x is nested too deep", ErrInvalidArgument, r.Focus)
 }
+
+// focusLevel is the questions InputFocus asks about one window on the way up from the
+// focus: is it a client (WM_STATE), who is its parent, who created it.
+type focusLevel struct {
+	b     *Backend
+	win   xproto.Window
+	state xproto.GetPropertyCookie
+	tree  xproto.QueryTreeCookie
+	pid   res.QueryClientIdsCookie
+}
+
+// askFocusLevel sends focusLevel's questions about w.
+func (b *Backend) askFocusLevel(w xproto.Window) *focusLevel {
+	l := &focusLevel{b: b, win: w,
+		state: xproto.GetProperty(b.conn, false, w, b.atoms.get("WM_STATE"), xproto.GetPropertyTypeAny, 0, 0),
+		tree:  xproto.QueryTree(b.conn, w)}
+	if b.caps.XRes {
+		l.pid = res.QueryClientIds(b.conn, 1, []res.ClientIdSpec{{Client: uint32(w), Mask: res.ClientIdMaskLocalClientPID}})
+	}
+	return l
+}
+
+// answer reads the replies: whether the window is the top-level client (it has WM_STATE,
+// or its parent is the root), its parent, and its creator's pid (0 when unknown).
+func (l *focusLevel) answer() (top bool, parent xproto.Window, pid int, err error) {
+	st, stErr := l.state.Reply()
+	tree, treeErr := l.tree.Reply()
+	if l.b.caps.XRes {
+		pid = pidOf(l.pid)
+	}
+	switch {
+	case stErr != nil:
+		return false, 0, 0, xerr("GetProperty", stErr)
+	case treeErr != nil:
+		return false, 0, 0, xerr("QueryTree", treeErr)
+	}
+	return st.Format != 0 || tree.Parent == l.b.root || tree.Parent == 0, tree.Parent, pid, nil
+}
+
+// discard reads and drops the replies of questions no longer needed.
+func (l *focusLevel) discard() { _, _, _, _ = l.answer() }

@@ -210,6 +210,57 @@ func TestInputFocusNamesTheTopLevel(t *testing.T) {
 	if f.TopLevel != w.ID || f.PID != xl.PID || f.Window <= 1 {
 		t.Errorf("InputFocus() = %+v, want window 0x%x of pid %d", f, w.ID, xl.PID)
 	}
+
+	// Each call asks first about the window that had the focus last; the server's answer
+	// about the focus decides. Another window, then a child window inside w (not a
+	// client itself: the walk goes up from it), then w again, each read twice.
+	other := harness.StartXevlog(t, harness.XevlogOptions{Title: "other"})
+	ow := windowOf(t, b, other)
+	c := foreignConn(t)
+	child, err := xproto.NewWindowId(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xproto.CreateWindowChecked(c, 0, child, xproto.Window(w.ID), 5, 5, 20, 20, 0, xproto.WindowClassInputOutput, 0, 0, nil).Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := xproto.MapWindowChecked(c, child).Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name   string
+		focus  func()
+		window uint32
+		top    uint32
+		pid    int
+	}{
+		{"another window", func() { activate(t, b, ow.ID) }, ow.ID, ow.ID, other.PID},
+		{"a child of w", func() {
+			if err := xproto.SetInputFocusChecked(c, xproto.InputFocusParent, child, xproto.TimeCurrentTime).Check(); err != nil {
+				t.Fatal(err)
+			}
+		}, uint32(child), w.ID, xl.PID},
+		{"w", func() { activate(t, b, w.ID) }, w.ID, w.ID, xl.PID},
+	} {
+		step.focus()
+		right := func(f x11.Focus, err error) bool {
+			return err == nil && f.Window == step.window && f.TopLevel == step.top && f.PID == step.pid
+		}
+		// The window manager moves the focus when it gets to it: wait for the first
+		// right answer; the next read, asked with the guess, must be right at once.
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			f, err := b.InputFocus(t.Context())
+			if right(f, err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: InputFocus() = %+v, %v; want window 0x%x in top-level 0x%x of pid %d", step.name, f, err, step.window, step.top, step.pid)
+			}
+		}
+		if f, err := b.InputFocus(t.Context()); !right(f, err) {
+			t.Errorf("%s, read again: InputFocus() = %+v, %v; want window 0x%x in top-level 0x%x of pid %d", step.name, f, err, step.window, step.top, step.pid)
+		}
+	}
 }
 
 func TestGuardStopsInputBeforeTheFirstEvent(t *testing.T) {
