@@ -217,11 +217,6 @@ func (c activeCookies) window() xproto.Window {
 	return f.Focus
 }
 
-func (b *Backend) activeWindow() (xproto.Window, bool) {
-	w := b.sendActive().window()
-	return w, w != 0
-}
-
 // iconicState is WM_STATE's state of an iconified window (ICCCM §4.1.3.1).
 const iconicState = 3
 
@@ -235,11 +230,6 @@ type describeCookies struct {
 	netName, name, class, state, pid, wmState xproto.GetPropertyCookie
 	xres                                      res.QueryClientIdsCookie
 	hasXRes                                   bool
-}
-
-// describe reads one window's properties, geometry and pid.
-func (b *Backend) describe(id, active xproto.Window) (Window, error) {
-	return b.sendDescribe(id).collect(active)
 }
 
 // sendDescribe sends the requests that describe window id, its owner included, without
