@@ -343,18 +343,7 @@ func BenchmarkInputChecks(b *testing.B) {
 		{"KeyboardGrabbed", func() error { _, err := be.Core().KeyboardGrabbed(b.Context()); return err }},
 		{"InputFocus", func() error { _, err := be.InputFocus(b.Context()); return err }},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			var lat []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				if err := bc.f(); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(start))
-			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
-		})
+		b.Run(bc.name, func(b *testing.B) { latencies(b, bc.f) })
 	}
 }
 
@@ -385,17 +374,20 @@ func BenchmarkWindowList(b *testing.B) {
 		{"Windows", func() error { _, err := be.Windows(b.Context()); return err }},
 		{"Window", func() error { _, err := be.Window(b.Context(), last); return err }},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			var lat []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				if err := bc.f(); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(start))
-			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
-		})
+		b.Run(bc.name, func(b *testing.B) { latencies(b, bc.f) })
 	}
+}
+
+// latencies runs f once per benchmark iteration and reports the median latency.
+func latencies(b *testing.B, f func() error) {
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
 }
