@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -89,12 +90,21 @@ func TestStartCloseLeavesNothing(t *testing.T) {
 func checkSocketGone(t *testing.T, num, serverPID int) {
 	t.Helper()
 	sock := "/tmp/.X11-unix/X" + strconv.Itoa(num)
-	if _, err := os.Stat(sock); os.IsNotExist(err) {
-		return
-	}
-	lock, err := os.ReadFile("/tmp/.X" + strconv.Itoa(num) + "-lock")
-	if holder, _ := strconv.Atoi(strings.TrimSpace(string(lock))); err == nil && holder != 0 && holder != serverPID {
-		return
+	var lock []byte
+	// Another test's server may be starting or stopping on the freed number (its socket
+	// and lock file come and go one after the other): give it a moment to settle.
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); os.IsNotExist(err) {
+			return
+		}
+		var err error
+		lock, err = os.ReadFile("/tmp/.X" + strconv.Itoa(num) + "-lock")
+		if holder, _ := strconv.Atoi(strings.TrimSpace(string(lock))); err == nil && holder != 0 && holder != serverPID {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
 	}
 	t.Errorf("X socket %s still exists, held by pid %q (the closed server was %d)", sock, strings.TrimSpace(string(lock)), serverPID)
 }
