@@ -72,40 +72,37 @@ type walk struct {
 	cur  xproto.Window // the window examined at this level
 	done bool
 	top  TopLevel
+	// path is every window examined, from the root's child down: the frame, the
+	// manager's wrappers and the client (guessChain asks about it next time).
+	path []xproto.Window
 }
 
 func (b *Backend) topLevelsAt(pts []Point) ([]TopLevel, error) {
 	if out, ok := b.guessChain(pts); ok {
 		return out, nil
 	}
-	out, err := b.walkDown(pts)
-	if err == nil {
-		b.rememberChain(out)
+	out, path, err := b.walkDown(pts)
+	if err == nil && len(path) > 0 && len(path) <= maxDescent && out[0].Window == uint32(path[len(path)-1]) {
+		b.lastChain.Store(&chain{path: path})
 	}
 	return out, err
 }
 
-// chain is a frame and the client window inside it, as a walk found them.
+// chain is the path a walk followed at a point: the root's child (the frame), the
+// windows the walk went down through, and the top-level window it ended on.
 type chain struct {
-	frame, client xproto.Window
+	path []xproto.Window
 }
 
-// rememberChain keeps the chain of the first point of a walk for the next one.
-func (b *Backend) rememberChain(out []TopLevel) {
-	if len(out) == 0 || out[0].Window == 0 {
-		return
-	}
-	b.lastChain.Store(&chain{frame: xproto.Window(out[0].Frame), client: xproto.Window(out[0].Window)})
-}
-
-// guessChain answers TopLevelsAt in one round trip when the chain the last walk found is
-// what lies at every point. It sends, for each point, what walkDown's three levels would
-// ask — the root's child at the point; whether the frame is a client, who created it,
-// whether it bypasses the window manager and which child lies at the point; the same of
-// the client — all at once, with the frame and client taken from the last walk, and
-// accepts the answers only where they show exactly the path walkDown would have followed:
-// the root's child is the frame, and the frame is a client itself or has the client at the
-// point, which is a client. The answers are the server's, read in the order walkDown reads
+// guessChain answers TopLevelsAt in one round trip when the path the last walk followed
+// is what lies at every point. It sends, for each point, what walkDown's levels would ask —
+// the root's child at the point; about each window of the path, whether it is a client,
+// who created it, which child lies at the point, and of the first whether it bypasses the
+// window manager — all at once, the windows taken from the last walk, and accepts the
+// answers only where they show exactly the path walkDown would have followed: the root's
+// child is the path's first window, each window but the last is no client and has the next
+// at the point, and the last is a client (or, alone, the frame the walk ended on because
+// nothing lies below it). The answers are the server's, read in the order walkDown reads
 // them; only the order in which the questions are sent differs. Anything else (another
 // window at a point, an error) returns false, and walkDown asks again from the root.
 func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
@@ -115,54 +112,68 @@ func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
 	}
 	c := b.conn
 	wmState := b.atoms.get("WM_STATE")
-	frameState := xproto.GetProperty(c, false, ch.frame, wmState, xproto.GetPropertyTypeAny, 0, 0)
-	frameAttr := xproto.GetWindowAttributes(c, ch.frame)
-	clientState := xproto.GetProperty(c, false, ch.client, wmState, xproto.GetPropertyTypeAny, 0, 0)
-	var framePID, clientPID res.QueryClientIdsCookie
-	if b.caps.XRes {
-		framePID = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(ch.frame), Mask: res.ClientIdMaskLocalClientPID}})
-		clientPID = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(ch.client), Mask: res.ClientIdMaskLocalClientPID}})
+	path := ch.path
+	states := make([]xproto.GetPropertyCookie, len(path))
+	pids := make([]res.QueryClientIdsCookie, len(path))
+	for i, w := range path {
+		states[i] = xproto.GetProperty(c, false, w, wmState, xproto.GetPropertyTypeAny, 0, 0)
+		if b.caps.XRes {
+			pids[i] = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(w), Mask: res.ClientIdMaskLocalClientPID}})
+		}
 	}
-	type perPoint struct {
-		root, down xproto.TranslateCoordinatesCookie
-	}
-	asked := make([]perPoint, len(pts))
+	frameAttr := xproto.GetWindowAttributes(c, path[0])
+	roots := make([]xproto.TranslateCoordinatesCookie, len(pts))
+	downs := make([][]xproto.TranslateCoordinatesCookie, len(pts))
 	for i, p := range pts {
-		asked[i] = perPoint{
-			root: xproto.TranslateCoordinates(c, b.root, b.root, int16(p.X), int16(p.Y)),
-			down: xproto.TranslateCoordinates(c, b.root, ch.frame, int16(p.X), int16(p.Y)),
+		roots[i] = xproto.TranslateCoordinates(c, b.root, b.root, int16(p.X), int16(p.Y))
+		downs[i] = make([]xproto.TranslateCoordinatesCookie, len(path))
+		for j, w := range path {
+			downs[i][j] = xproto.TranslateCoordinates(c, b.root, w, int16(p.X), int16(p.Y))
 		}
 	}
 	// Every reply is read, whatever the answers, so none is left on the connection.
-	fs, fsErr := frameState.Reply()
-	fa, faErr := frameAttr.Reply()
-	cs, csErr := clientState.Reply()
-	fpid, cpid := 0, 0
+	ok := true
+	client := make([]bool, len(path))
+	for i := range path {
+		st, err := states[i].Reply()
+		ok = ok && err == nil
+		client[i] = err == nil && st.Format != 0
+	}
+	pid := 0
 	if b.caps.XRes {
-		fpid, cpid = pidOf(framePID), pidOf(clientPID)
+		for i := range path {
+			if got := pidOf(pids[i]); i == len(path)-1 {
+				pid = got
+			}
+		}
 	}
-	ok := fsErr == nil && faErr == nil
-	frameIsClient := ok && fs.Format != 0
-	clientIsClient := csErr == nil && cs.Format != 0
-	top := TopLevel{Frame: uint32(ch.frame), OverrideRedirect: ok && fa.OverrideRedirect}
-	switch {
-	case frameIsClient:
-		top.Window, top.PID = uint32(ch.frame), fpid
-	case clientIsClient:
-		top.Window, top.PID = uint32(ch.client), cpid
-	default:
-		ok = false
+	fa, err := frameAttr.Reply()
+	ok = ok && err == nil
+	last := len(path) - 1
+	for i, w := range path[:last] {
+		ok = ok && !client[i] && w != 0
 	}
-	for _, a := range asked {
-		r, err := a.root.Reply()
-		d, derr := a.down.Reply()
-		if err != nil || derr != nil || r.Child != ch.frame || (!frameIsClient && d.Child != ch.client) {
-			ok = false
+	for i := range pts {
+		r, err := roots[i].Reply()
+		ok = ok && err == nil && r.Child == path[0]
+		for j := range path {
+			d, err := downs[i][j].Reply()
+			switch {
+			case err != nil:
+				ok = false
+			case j < last:
+				ok = ok && d.Child == path[j+1]
+			case !client[j]:
+				// The walk ends on a window that is no client only when nothing lies
+				// below it at the point, and only at the first level (the frame itself).
+				ok = ok && j == 0 && d.Child == 0
+			}
 		}
 	}
 	if !ok {
 		return nil, false
 	}
+	top := TopLevel{Window: uint32(path[last]), Frame: uint32(path[0]), PID: pid, OverrideRedirect: fa.OverrideRedirect}
 	out := make([]TopLevel, len(pts))
 	for i := range out {
 		out[i] = top
@@ -174,8 +185,9 @@ func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
 // walkDown, whose requests are shared between points.
 const maxGuessPoints = 32
 
-// walkDown is TopLevelsAt's walk from the root, one round trip per level.
-func (b *Backend) walkDown(pts []Point) ([]TopLevel, error) {
+// walkDown is TopLevelsAt's walk from the root, one round trip per level. It also returns
+// the path the walk followed at the first point.
+func (b *Backend) walkDown(pts []Point) ([]TopLevel, []xproto.Window, error) {
 	c := b.conn
 	index := make(map[Point]int, len(pts))
 	var walks []*walk
@@ -193,7 +205,7 @@ func (b *Backend) walkDown(pts []Point) ([]TopLevel, error) {
 	for i, w := range walks {
 		r, err := trs[i].Reply()
 		if err != nil {
-			return nil, xerr("TranslateCoordinates", err)
+			return nil, nil, xerr("TranslateCoordinates", err)
 		}
 		if r.Child == 0 {
 			w.done = true
@@ -201,6 +213,7 @@ func (b *Backend) walkDown(pts []Point) ([]TopLevel, error) {
 		}
 		w.cur = r.Child
 		w.top.Frame = uint32(r.Child)
+		w.path = append(w.path, r.Child)
 	}
 	// Each level asks, for every window still being examined, whether it is a client
 	// (WM_STATE), who created it and which child lies at the point; frames are also asked
@@ -288,17 +301,21 @@ func (b *Backend) walkDown(pts []Point) ([]TopLevel, error) {
 				w.done = true
 			default:
 				w.cur = r.Child
+				w.path = append(w.path, r.Child)
 			}
 		}
 		if firstErr != nil {
-			return nil, firstErr
+			return nil, nil, firstErr
 		}
 	}
 	out := make([]TopLevel, len(pts))
 	for i, p := range pts {
 		out[i] = walks[index[p]].top
 	}
-	return out, nil
+	if len(pts) == 0 {
+		return out, nil, nil
+	}
+	return out, walks[index[pts[0]]].path, nil
 }
 
 // pidOf reads the local client pid from an X-Resource reply; 0 when unknown.
