@@ -8,6 +8,10 @@
 #   scripts/bench-compare.sh REV          against REV
 #   COUNT=7 scripts/bench-compare.sh REV  more runs per benchmark
 #   TYPING=0 scripts/bench-compare.sh REV the Go benchmarks only (no display needed)
+#   BENCHTIME=20000x ...                  fewer authorization calls per run (default
+#                                         200000x: a no-op call takes about 1 µs, and
+#                                         shorter runs measure the warm-up more than the
+#                                         call; the round trip keeps 20000x)
 #
 # The earlier revision is checked out in a temporary worktree; benchmarks it lacks print "-".
 set -euo pipefail
@@ -21,15 +25,15 @@ git worktree add --detach "$tmp/before" "$rev" >/dev/null 2>&1
 after=$PWD
 before="$tmp/before"
 
-# gobench PKG PATTERN OUT_BEFORE OUT_AFTER: runs the benchmarks matching PATTERN COUNT
+# gobench PKG PATTERN OUT_BEFORE OUT_AFTER BENCHTIME: runs the benchmarks matching PATTERN COUNT
 # times in each tree, alternating trees run by run (the machine's drift falls on both), and
 # writes each tree's median ns/op per benchmark, "NAME NS".
 gobench() {
   local raw_b raw_a
   raw_b=$(mktemp) raw_a=$(mktemp)
   for _ in $(seq "$COUNT"); do
-    (cd "$after" && go test -run '^$' -bench "$2" -benchtime 20000x -count 1 "$1" 2>/dev/null) >>"$raw_a" || true
-    (cd "$before" && go test -run '^$' -bench "$2" -benchtime 20000x -count 1 "$1" 2>/dev/null) >>"$raw_b" || true
+    (cd "$after" && go test -run '^$' -bench "$2" -benchtime "$5" -count 1 "$1" 2>/dev/null) >>"$raw_a" || true
+    (cd "$before" && go test -run '^$' -bench "$2" -benchtime "$5" -count 1 "$1" 2>/dev/null) >>"$raw_b" || true
   done
   median "$raw_b" >"$3"
   median "$raw_a" >"$4"
@@ -44,9 +48,9 @@ median() {
 
 printf '== %s (before) vs working tree (after), medians of %s runs\n\n' "$rev" "$COUNT"
 printf '%-56s %12s %12s %8s\n' "benchmark" "before" "after" "after/before"
-for spec in "./worker/ BenchmarkAuthorize/(none|yaml)/(noop|click_own_window)$" "./host/ BenchmarkRoundTrip$"; do
-  read -r pkg pattern <<<"$spec"
-  gobench "$pkg" "$pattern" "$tmp/b.txt" "$tmp/a.txt"
+for spec in "./worker/ BenchmarkAuthorize/(none|yaml)/(noop|click_own_window)$ ${BENCHTIME:-200000x}" "./host/ BenchmarkRoundTrip$ 20000x"; do
+  read -r pkg pattern benchtime <<<"$spec"
+  gobench "$pkg" "$pattern" "$tmp/b.txt" "$tmp/a.txt" "$benchtime"
   join -a 1 -e - -o 0,1.2,2.2 "$tmp/a.txt" "$tmp/b.txt" |
     while read -r name a b; do
       ratio=-
@@ -54,7 +58,7 @@ for spec in "./worker/ BenchmarkAuthorize/(none|yaml)/(noop|click_own_window)$" 
       printf '%-56s %10s ns %10s ns %8s\n' "$name" "$b" "$a" "$ratio"
     done
 done
-echo "goals: authorization of a window-target call ≤ 5000 ns; the no-op round trip no slower"
+echo "goals: authorization of a window-target call ≤ 4000 ns on a quiet machine; authorization and the no-op round trip no slower"
 
 [ "${TYPING:-1}" = 0 ] && exit 0
 
