@@ -79,9 +79,6 @@ type Backend struct {
 	// lastChain is the frame and client the last walk of TopLevelsAt found, which the next
 	// one asks about first (guessChain).
 	lastChain atomic.Pointer[chain]
-	// lastFocus is the window InputFocus last found with the focus, which the next call
-	// asks about with the focus itself.
-	lastFocus atomic.Uint32
 
 	// input is a one-slot semaphore: whoever holds it may send input. It guards the
 	// fields below and is taken with a context (lockInput).

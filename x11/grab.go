@@ -144,7 +144,7 @@ func (d *Devices) InputFocus(ctx context.Context) (Focus, error) {
 	}
 	focusC := xproto.GetInputFocus(d.conn)
 	var guess *focusLevel
-	if last := xproto.Window(b.lastFocus.Load()); last > 1 && last != b.root {
+	if last := xproto.Window(d.lastFocus.Load()); last > 1 && last != b.root {
 		guess = b.askFocusLevel(last)
 	}
 	r, err := focusC.Reply()
@@ -161,7 +161,7 @@ func (d *Devices) InputFocus(ctx context.Context) (Focus, error) {
 		}
 		return f, nil
 	}
-	b.lastFocus.Store(uint32(r.Focus))
+	d.lastFocus.Store(uint32(r.Focus))
 	w := r.Focus
 	level := guess
 	if level != nil && level.win != w {

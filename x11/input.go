@@ -3,6 +3,7 @@ package x11
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jezek/xgb"
@@ -26,6 +27,9 @@ type Devices struct {
 	pressed *pressedState
 	// seat is the session's pair, or nil for the core devices.
 	seat *Seat
+	// lastFocus is the window InputFocus last found with this set's keyboard focus, which
+	// the next call asks about with the focus itself.
+	lastFocus atomic.Uint32
 }
 
 // pressedState tracks what a device set holds down, so that nothing stays pressed after an

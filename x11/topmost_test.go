@@ -127,6 +127,22 @@ func TestTopLevelsAtFollowsTheServer(t *testing.T) {
 		}
 		c := foreignConn(t)
 		or := overrideRedirect(t, c, x11.Rect{X: inside.X - 5, Y: inside.Y - 5, Width: 20, Height: 20})
+		// The window manager may still be busy with the subtests before (raising w, or
+		// placing the window of theirs whose id the server has just handed to the cover):
+		// put the cover in place and on top until the server itself, asked on the other
+		// connection, has it at the point.
+		scr := xproto.Setup(c).DefaultScreen(c)
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			xproto.ConfigureWindow(c, or, xproto.ConfigWindowX|xproto.ConfigWindowY|xproto.ConfigWindowWidth|xproto.ConfigWindowHeight|xproto.ConfigWindowStackMode,
+				[]uint32{uint32(inside.X - 5), uint32(inside.Y - 5), 20, 20, xproto.StackModeAbove})
+			r, err := xproto.TranslateCoordinates(c, scr.Root, scr.Root, int16(inside.X), int16(inside.Y)).Reply()
+			if err == nil && r.Child == or {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the cover never came on top at %v (%v, %v)", inside, r, err)
+			}
+		}
 		if top, err := b.TopLevelAt(t.Context(), inside); err != nil || top.Window != uint32(or) || !top.OverrideRedirect {
 			t.Errorf("TopLevelAt(inside) under a new override-redirect window = %+v, %v, want 0x%x", top, err, or)
 		}
