@@ -240,6 +240,10 @@ func (s *Seat) retireLocked(ctx context.Context) {
 		}
 	}
 	_ = xinput2.SetFocus(c, s.keyboard, xproto.WindowNone)
+	// The pings go out on the main connection: the server must have moved the pointer and
+	// the focus (requests on this one) before it queues them, or a client answers a ping
+	// before the events that make it ask about the pair.
+	_, _ = xproto.GetInputFocus(c).Reply()
 	var wg sync.WaitGroup
 	for w := range reached {
 		wg.Add(1)
@@ -249,7 +253,14 @@ func (s *Seat) retireLocked(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	// A toolkit answers the ping in event order but may ask about the pointer of a motion
+	// on its next frame: give it a few frames before the pair goes.
+	_ = sleepCtx(ctx, retireFrames)
 }
+
+// retireFrames is how long retireLocked waits after the clients answered, for the work
+// a toolkit leaves to its next frame (a few frames at 60 Hz).
+const retireFrames = 60 * time.Millisecond
 
 // closeLocked removes the pair and closes the connection.
 func (s *Seat) closeLocked() {
