@@ -97,3 +97,16 @@ func (b *Backend) pingClient(ctx context.Context, win xproto.Window, limit time.
 	}
 	return false
 }
+
+// CaughtUp asks the client of top-level window win whether it has handled every event
+// queued for it so far (_NET_WM_PING) and waits up to limit for the answer. It reports
+// false at once when the client does not take part in the protocol, and when no answer
+// came in time. Whatever the client did in response to those events (a window manager's
+// WM_TAKE_FOCUS, which a client answers by moving the keyboard focus itself) the server
+// has processed by the time the answer arrives.
+func (b *Backend) CaughtUp(ctx context.Context, win uint32, limit time.Duration) bool {
+	if b.closed() || win == 0 {
+		return false
+	}
+	return b.pingClient(ctx, xproto.Window(win), limit)
+}

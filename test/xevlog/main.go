@@ -11,6 +11,10 @@
 // that produced it ("device"), its slave ("source") and the held buttons in "state" as
 // core events give them (Button1Mask = 0x100 …). Lines are in the order the server
 // delivered the events.
+//
+// With -take-focus D it is a globally active client (WM_TAKE_FOCUS, input hint false)
+// that answers _NET_WM_PING: it logs the window manager's WM_TAKE_FOCUS as "take_focus",
+// waits D and only then sets the keyboard focus to its window, as a busy toolkit does.
 package main
 
 import (
@@ -76,6 +80,7 @@ func run() error {
 	out := flag.String("out", "", "write events to this file instead of stdout")
 	xi2 := flag.Bool("xi2", false, "log the pointer's XInput2 events, with the device of each, instead of its core events")
 	busy := flag.Duration("busy-after-key", 0, "after each key press, repaint the window with changing colours for this long, then log \"still\" with the server time (an application laying itself out again after keys)")
+	takeFocus := flag.Duration("take-focus", -1, "take part in the window manager's focus protocol as a globally active client (WM_TAKE_FOCUS, no input hint) and answer _NET_WM_PING: on WM_TAKE_FOCUS log \"take_focus\", wait this long, then set the keyboard focus to the window with the message's time (a toolkit that moves the focus itself, late)")
 	xkb := flag.Bool("xkb", false, "announce XKB, so that event states are the sending keyboard's (remapped keycodes then read as the mapping at start)")
 	flag.Parse()
 	pixel, err := strconv.ParseUint(strings.TrimPrefix(*color, "#"), 16, 32)
@@ -145,6 +150,17 @@ func run() error {
 	wmDelete := atom("WM_DELETE_WINDOW")
 	del := make([]byte, 4)
 	binary.LittleEndian.PutUint32(del, uint32(wmDelete))
+	takeFocusAtom, pingAtom := atom("WM_TAKE_FOCUS"), atom("_NET_WM_PING")
+	if *takeFocus >= 0 {
+		for _, a := range []xproto.Atom{takeFocusAtom, pingAtom} {
+			del = binary.LittleEndian.AppendUint32(del, uint32(a))
+		}
+		// WM_HINTS with InputHint set and input false: the window manager does not set
+		// the focus itself, it asks the client to.
+		wmHints := make([]byte, 9*4)
+		binary.LittleEndian.PutUint32(wmHints[0:], 1)
+		setProp(xproto.AtomWmHints, xproto.AtomWmHints, 32, wmHints)
+	}
 	setProp(atom("WM_PROTOCOLS"), xproto.AtomAtom, 32, del)
 	// A size hint so the window manager keeps the requested size (USSize|PSize, min=max).
 	hints := make([]byte, 18*4)
@@ -217,8 +233,24 @@ func run() error {
 		case xproto.ConfigureNotifyEvent:
 			line = &Event{Type: "configure", X: int(e.X), Y: int(e.Y), Width: int(e.Width), Height: int(e.Height)}
 		case xproto.ClientMessageEvent:
-			if e.Type == atom("WM_PROTOCOLS") && xproto.Atom(e.Data.Data32[0]) == wmDelete {
+			if e.Type != atom("WM_PROTOCOLS") {
+				break
+			}
+			switch xproto.Atom(e.Data.Data32[0]) {
+			case wmDelete:
 				return nil
+			case takeFocusAtom:
+				line = &Event{Type: "take_focus", Time: e.Data.Data32[1]}
+				if err := enc.Encode(line); err != nil {
+					return err
+				}
+				line = nil
+				time.Sleep(*takeFocus)
+				xproto.SetInputFocus(c, xproto.InputFocusParent, wid, xproto.Timestamp(e.Data.Data32[1]))
+			case pingAtom:
+				// Answered in order, after every event before it: the reply says so.
+				e.Window = scr.Root
+				xproto.SendEvent(c, false, scr.Root, xproto.EventMaskSubstructureNotify|xproto.EventMaskSubstructureRedirect, string(e.Bytes()))
 			}
 		}
 		if line != nil {

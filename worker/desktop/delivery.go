@@ -58,6 +58,8 @@ type delivery struct {
 	tool    string
 	// afterKeys, for keyboard input to a window, records that keys went to it (typedwin.go).
 	afterKeys func()
+	// pressed is set once background pointer presses were sent (settleClick).
+	pressed bool
 }
 
 // background reports whether input goes through the session's own devices.
@@ -209,6 +211,11 @@ func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
 // inputFocusWatch bounds how long after background input the person's focus is watched.
 const inputFocusWatch = 3 * time.Second
 
+// clientCatchUp bounds the wait, after a background click, for the clicked client to
+// answer a ping before the person's focus is read back (keepPersonFocus). A client that
+// answers later is left to watchFocus.
+const clientCatchUp = 500 * time.Millisecond
+
 // focusWatches are the windows watchFocus watches, one goroutine each.
 type focusWatches struct {
 	mu sync.Mutex // guards byWin
@@ -232,6 +239,12 @@ type focusWatchState struct {
 func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) {
 	before := *dl.personFocus
 	defer d.watchFocus(before, win, true)
+	if dl.pressed {
+		// A window manager that focuses on a click may hand the focus to the client
+		// (WM_TAKE_FOCUS) before it lets the press through; the client then moves the
+		// focus itself when it gets to that message. Its answer to a ping comes after.
+		d.b.CaughtUp(ctx, win.ID, clientCatchUp)
+	}
 	if w, err := d.b.FocusWindow(ctx); err == nil && w == before.Window {
 		ev["person_focus"] = "kept"
 		return
@@ -351,6 +364,7 @@ func settleClick(ctx context.Context, dl *delivery, p x11.Point) error {
 	if !dl.background() {
 		return nil
 	}
+	dl.pressed = true
 	err := dl.dev.WaitPointerReplayed(ctx, clickGrabWait, clickReplayWait)
 	switch {
 	case errors.Is(err, x11.ErrPointerFrozen):

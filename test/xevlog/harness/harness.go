@@ -137,6 +137,10 @@ type XevlogOptions struct {
 	// BusyAfterKey makes xevlog repaint its window for this long after each key press and
 	// then log a "still" event (xevlog -busy-after-key).
 	BusyAfterKey time.Duration
+	// TakeFocus, when not zero, makes xevlog a globally active client that sets the
+	// focus itself this long after the window manager's WM_TAKE_FOCUS, and answers
+	// _NET_WM_PING (xevlog -take-focus).
+	TakeFocus time.Duration
 }
 
 // StartXevlog runs xevlog and waits until its window is mapped. It is stopped at cleanup.
@@ -161,6 +165,9 @@ func StartXevlog(t testing.TB, o XevlogOptions) *Xevlog {
 	}
 	if o.BusyAfterKey > 0 {
 		args = append(args, "-busy-after-key", o.BusyAfterKey.String())
+	}
+	if o.TakeFocus > 0 {
+		args = append(args, "-take-focus", o.TakeFocus.String())
 	}
 	cmd := exec.Command(xevlogPath, args...)
 	out, err := cmd.StdoutPipe()
