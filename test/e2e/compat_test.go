@@ -195,16 +195,22 @@ func TestCompat(t *testing.T) {
 // the witness got, instead of failing; every other false success fails it. Some come and
 // go between runs, so one that works is logged too. docs/apps.md has the whole matrix.
 var compatKnownDefects = map[string]string{
+	// gnome-text-editor (GTK 4) sometimes acts on none of the keys of a probe — not the
+	// text, not the ctrl+a before the click, not the q after it, not the ctrl+s — while
+	// every call says completed with an unverifiable effect: 5 cells of 23 under openbox
+	// (2 in the typing probe, 2 in the click probe), 1 CI run in 4 under fluxbox. An X
+	// protocol trace of the editor's own connection (xtrace) shows the same events, key
+	// presses included, in the same order in runs that fail and runs that work: the keys
+	// reach the application and it drops them. A plain GTK 4 text view typed every key in
+	// 10 runs of the same cell. Not diagnosed further.
+	"openbox/gnome-text-editor/typing": "GTK 4's text editor sometimes acts on none of the session's keys",
+	"openbox/gnome-text-editor/click":  "GTK 4's text editor sometimes acts on none of the session's keys",
+	"fluxbox/gnome-text-editor/typing": "GTK 4's text editor sometimes acts on none of the session's keys",
+	"fluxbox/gnome-text-editor/click":  "GTK 4 ignores the session pointer's click under fluxbox",
 	// openbox holds a click it grabs to focus for seconds after a text with many
 	// remapped keys; the click waits up to 3 s for it and otherwise reports an error, so
-	// these cells are no longer false successes in the runs measured, but they were.
-	"openbox/gnome-text-editor/click": "the session pointer's click into an unfocused toolkit window is lost under openbox",
-	"openbox/featherpad/click":        "the session pointer's click into an unfocused toolkit window is lost under openbox",
-	"fluxbox/gnome-text-editor/click": "GTK 4 ignores the session pointer's click under fluxbox",
-	// In one CI run of four, the GTK 4 editor under fluxbox saved nothing: none of the
-	// keys typed into it, nor its ctrl+s, reached it (not diagnosed; every other run typed
-	// it exactly).
-	"fluxbox/gnome-text-editor/typing": "GTK 4 under fluxbox sometimes receives none of the session's keys",
+	// this cell is no longer a false success in the runs measured, but it was.
+	"openbox/featherpad/click": "the session pointer's click into an unfocused toolkit window is lost under openbox",
 	// Under fluxbox (the cause is not established), Qt 5 and, in some runs, Chromium
 	// translated some keys typed through remapped keycodes with a later batch's mapping.
 	"fluxbox/featherpad/typing": "Qt 5 reads some remapped keys with a later mapping under fluxbox",
