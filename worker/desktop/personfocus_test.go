@@ -46,9 +46,9 @@ func TestClickKeepsThePersonsFocusFromALateClient(t *testing.T) {
 	}
 	after := focused()
 	harness.Command(t, "xprop", "-id", fmt.Sprint(target.Window), "-f", "_XEVLOG_STILL", "32c", "-set", "_XEVLOG_STILL", "1")
-	evs := target.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "still")) > 0 })
+	target.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "still")) > 0 })
 	time.Sleep(600 * time.Millisecond) // longer than the client's delay
-	evs = harness.Filter(target.Events(), "take_focus", "focus_in", "still", "button_press")
+	evs := harness.Filter(target.Events(), "take_focus", "focus_in", "still", "button_press")
 	if len(harness.Filter(evs, "take_focus")) == 0 {
 		t.Fatalf("openbox did not ask the client to take the focus on the click, so this test shows nothing: %+v", evs)
 	}

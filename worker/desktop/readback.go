@@ -27,8 +27,12 @@ import (
 // qt5 reports whether process pid runs Qt 5 (it has libQt5Gui loaded).
 func qt5(pid int) bool { return pid > 0 && procfs.MapsLibrary(pid, "libQt5Gui.so") }
 
-// typedFieldWalk bounds the walk that finds the focused field before the keys.
-const typedFieldWalk = 300 * time.Millisecond
+// typedFieldWalk bounds the walk that finds the focused field before the keys;
+// typedFieldCatchUp the wait before it for the window's client to handle the focus.
+const (
+	typedFieldWalk    = 300 * time.Millisecond
+	typedFieldCatchUp = 300 * time.Millisecond
+)
 
 // After the keys, the field is read until it shows the text, or until it has not changed
 // for typedQuiet (a busy browser takes seconds for 100 keys, and goes on showing more),
@@ -64,6 +68,10 @@ func (d *desk) focusedTextField(ctx context.Context, win *x11.Window, text strin
 		// accessible tree had been read.
 		return nil, "a Qt 5 program's accessibility bridge crashes when its text changes after it was read"
 	}
+	// The session's keyboard focus was just given to win; a toolkit marks its focused
+	// element only once it has handled that (GTK 4 reports no focused element in a window
+	// it does not believe active). Its answer to a ping says it has.
+	d.b.CaughtUp(ctx, win.ID, typedFieldCatchUp)
 	snap, err := d.ax.Snapshot(ctx, atspiWindow(win), walkBudget(ctx, atspi.WalkOptions{Timeout: typedFieldWalk}))
 	if err != nil {
 		return nil, "the accessible tree could not be read: " + err.Error()

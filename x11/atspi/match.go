@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/godbus/dbus/v5"
@@ -72,6 +73,18 @@ func (c *Client) findWindow(ctx context.Context, conn *dbus.Conn, w Window, snap
 				snap.App, _ = v.Value().(string)
 			}
 		}, ifaceAccessible, "Name")
+		var kit, version string
+		for prop, into := range map[string]*string{"ToolkitName": &kit, "Version": &version} {
+			wk.p.add(app, ifaceProperties+".Get", func(call *dbus.Call) {
+				var v dbus.Variant
+				if call.Err == nil && call.Store(&v) == nil {
+					*into, _ = v.Value().(string)
+				}
+				if kit != "" && version != "" && snap.Toolkit == "" {
+					snap.Toolkit = kit + " " + version
+				}
+			}, ifaceApplication, prop)
+		}
 		wk.p.add(app, ifaceAccessible+".GetChildren", func(call *dbus.Call) {
 			var kids []struct {
 				Bus  string
@@ -120,6 +133,24 @@ func (c *Client) findWindow(ctx context.Context, conn *dbus.Conn, w Window, snap
 	}
 	snap.MatchedBy = how
 	return best, nil
+}
+
+// showingOnWindowsOnly reports whether a toolkit (as Snapshot.Toolkit names it) sets
+// StateShowing on its windows only. GTK 4.8 (Debian 12's) does: every element below a
+// window reports visible, never showing; earlier 4.x are taken to do the same, later
+// ones to report showing.
+func showingOnWindowsOnly(toolkit string) bool {
+	kit, version, _ := strings.Cut(toolkit, " ")
+	if !strings.EqualFold(kit, "GTK") {
+		return false
+	}
+	major, minor, _ := strings.Cut(version, ".")
+	if major != "4" {
+		return false
+	}
+	m, _, _ := strings.Cut(minor, ".")
+	n, err := strconv.Atoi(m)
+	return err == nil && n <= 8
 }
 
 // pickWindow scores the top-level accessibles against the X window: the overlap of their

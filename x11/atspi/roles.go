@@ -3,6 +3,7 @@ package atspi
 // Interface names on the accessibility bus.
 const (
 	ifaceAccessible   = "org.a11y.atspi.Accessible"
+	ifaceApplication  = "org.a11y.atspi.Application"
 	ifaceAction       = "org.a11y.atspi.Action"
 	ifaceComponent    = "org.a11y.atspi.Component"
 	ifaceText         = "org.a11y.atspi.Text"

@@ -99,6 +99,9 @@ type Snapshot struct {
 	Window Window
 	// App is the application's accessible name ("zenity").
 	App string
+	// Toolkit is the application's toolkit and its version, as it reports them ("GTK
+	// 4.8.3"); empty when it does not.
+	Toolkit string
 	// Elements are the elements shown, in pre-order; Elements[i].Index == i.
 	Elements []Element
 	// Visited is how many accessible objects the walk read.

@@ -102,11 +102,14 @@ type node struct {
 	name       string
 	childCount int
 	state      StateSet
-	ifaces     ifaceSet
-	ext        *Rect
-	actions    []string
-	value      *string
-	rng        *ValueRange
+	// shown: the element is on screen as far as its state says (StateShowing; or
+	// StateVisible, from a toolkit that reports showing on windows only: visibleShows).
+	shown   bool
+	ifaces  ifaceSet
+	ext     *Rect
+	actions []string
+	value   *string
+	rng     *ValueRange
 }
 
 // walker is one walk's state; only the pipeline's goroutine touches it.
@@ -119,6 +122,9 @@ type walker struct {
 	seen     map[ref]bool
 	reasons  map[string]bool
 	foreign  int // children of other applications, skipped
+	// visibleShows: the application reports StateShowing on its windows only (GTK 4.8
+	// and earlier 4.x), so StateVisible stands for it below them.
+	visibleShows bool
 }
 
 // Snapshot walks the accessible tree of window w. It fails only when ctx ends before the
@@ -161,7 +167,8 @@ func (c *Client) Snapshot(ctx context.Context, w Window, o WalkOptions) (*Snapsh
 		}
 		return finish()
 	}
-	wk := &walker{p: newPipeline(conn, c.callTimeout), win: w, o: o, seen: map[ref]bool{}, reasons: map[string]bool{}}
+	wk := &walker{p: newPipeline(conn, c.callTimeout), win: w, o: o, seen: map[ref]bool{}, reasons: map[string]bool{},
+		visibleShows: showingOnWindowsOnly(snap.Toolkit)}
 	wk.visitCap = min(max(4*o.MaxElements, o.MaxElements+256), visitLimit)
 	wk.nodes = append(wk.nodes, top)
 	wk.seen[top.ref] = true
@@ -234,6 +241,7 @@ func (wk *walker) info(n *node, then func(*node)) {
 		var words []uint32
 		if c.Err == nil && c.Store(&words) == nil {
 			n.state = stateSet(words)
+			n.shown = n.state.Has(StateShowing) || wk.visibleShows && n.state.Has(StateVisible)
 		}
 		done()
 	})
@@ -251,7 +259,7 @@ func (wk *walker) expand(n *node) {
 	if !n.roleKnown || n.state.Has(StateDefunct) {
 		return
 	}
-	hidden := n.depth > 0 && !n.state.Has(StateShowing) && !n.parentManages()
+	hidden := n.depth > 0 && !n.shown && !n.parentManages()
 	if !hidden && wk.rowCandidate(n) {
 		wk.details(n)
 	}
@@ -290,6 +298,8 @@ func (wk *walker) expand(n *node) {
 				Path dbus.ObjectPath
 			}
 			if c.Err != nil || c.Store(&kids) != nil {
+				// GTK 4 before 4.10 does not implement GetChildren: ask one by one.
+				wk.childrenByIndex(n, take)
 				return
 			}
 			for _, k := range kids {
@@ -300,6 +310,11 @@ func (wk *walker) expand(n *node) {
 	}
 	// Too many children: ask for the first ones one by one rather than make the
 	// application build them all (GetChildren on a 3000-row table creates 3000 objects).
+	wk.childrenByIndex(n, take)
+}
+
+// childrenByIndex queues n's first take children, asked for one by one.
+func (wk *walker) childrenByIndex(n *node, take int) {
 	n.children = make([]*node, take) // filled by index; nil where a call failed
 	for i := range take {
 		wk.p.add(n.ref, ifaceAccessible+".GetChildAtIndex", func(c *dbus.Call) {
@@ -364,7 +379,7 @@ func (wk *walker) rowCandidate(n *node) bool {
 func (wk *walker) details(n *node) {
 	// GetExtents on a non-Component makes GTK log CRITICALs; on a hidden object it
 	// returns no position.
-	if n.ifaces&hasComponent != 0 && (n.depth == 0 || n.state.Has(StateShowing)) {
+	if n.ifaces&hasComponent != 0 && (n.depth == 0 || n.shown) {
 		wk.p.add(n.ref, ifaceComponent+".GetExtents", func(c *dbus.Call) {
 			var e extents
 			if c.Err == nil && c.Store(&e) == nil {
@@ -423,7 +438,7 @@ func (wk *walker) useful(n *node) bool {
 	if !n.roleKnown || n.state.Has(StateDefunct) {
 		return false
 	}
-	if n.depth > 0 && !n.state.Has(StateShowing) && !n.parentManages() {
+	if n.depth > 0 && !n.shown && !n.parentManages() {
 		return false
 	}
 	if n.depth == 0 || n.ifaces&(hasAction|hasEditableText|hasValue) != 0 || structureRoles[n.role] {
@@ -500,7 +515,7 @@ func (wk *walker) build(snap *Snapshot) {
 // offscreen reports whether n is out of view: not showing, or a Component without a
 // position on screen.
 func (n *node) offscreen() bool {
-	return n.ext == nil && n.ifaces&hasComponent != 0 || !n.state.Has(StateShowing)
+	return n.ext == nil && n.ifaces&hasComponent != 0 || !n.shown
 }
 
 // element converts n to an Element.
