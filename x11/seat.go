@@ -153,6 +153,32 @@ func (s *Seat) Focus(ctx context.Context, win uint32) error {
 	return nil
 }
 
+// Refocus tells the client of window win again that the pair's keyboard has its focus,
+// when it has: it moves the keyboard's focus away and back. A toolkit that keeps one
+// focus flag per window for every keyboard (GTK) takes the person's keyboard leaving the
+// window — the window manager focused it on a click, and the focus was given back — for
+// the window losing the focus, and GTK 4 then marks no element focused. Elsewhere it
+// does nothing.
+func (s *Seat) Refocus(ctx context.Context, win uint32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cur, err := xinput2.Focus(s.dev.conn, s.keyboard)
+	if err != nil {
+		return xerr("XInput2", err)
+	}
+	if uint32(cur) != win {
+		return nil
+	}
+	if err := xinput2.SetFocus(s.dev.conn, s.keyboard, xproto.WindowNone); err != nil {
+		return xerr("XInput2", err)
+	}
+	if err := xinput2.SetFocus(s.dev.conn, s.keyboard, xproto.Window(win)); err != nil {
+		return xerr("XInput2", err)
+	}
+	return nil
+}
+
 // Adopt makes the pair the client pointer of the client that created window win: that
 // client's own core requests (where is the pointer, grab the keyboard for a menu) then use
 // the session's devices, not the person's, and the modifiers in the core events it gets

@@ -129,10 +129,12 @@ func render(sb *strings.Builder, r *report, commit string) {
 		strings.ReplaceAll(r.Sent, "`", "ˋ"))
 	p("**What a cell means.** `works`: the witness got exactly what was sent and every call said completed. " +
 		"`refused CODE`: a call was refused (not_started) and nothing arrived. `incomplete (honest)`: a call " +
-		"reported an error or an unknown outcome. `FALSE SUCCESS`: every call said completed, the witness differs " +
+		"reported an error, an unknown outcome, or an effect it read back as not having happened (`suspected_noop`). " +
+		"`FALSE SUCCESS`: every call said completed, the witness differs " +
 		"(what arrived is shown). Person `kept`: their pointer and keyboard focus stayed where they left them after " +
-		"every call; otherwise where they went, after which call. These calls' effect is `unverifiable`: cua-host " +
-		"does not claim it read the change back.\n\n")
+		"every call; otherwise where they went, after which call. A call's effect is `confirmed` only where cua-host " +
+		"read the change back (type_text: the focused field's text over AT-SPI); elsewhere it is `unverifiable`: " +
+		"cua-host does not claim it.\n\n")
 
 	wms := wmOrder(r)
 	apps := appOrder(r)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -79,7 +80,11 @@ type compatCall struct {
 	Evidence map[string]any `json:"evidence,omitempty"`
 }
 
-func (c compatCall) ok() bool { return c.Outcome == "completed" && !c.IsError }
+// ok reports whether the call claimed its effect: completed, no error, and not read back
+// as having done nothing.
+func (c compatCall) ok() bool {
+	return c.Outcome == "completed" && !c.IsError && c.Effect != "suspected_noop"
+}
 
 // compatSent is what the agent types into every app: 100 characters of capitals, spaces,
 // punctuation and letters from outside the keymap.
@@ -314,7 +319,7 @@ func classify(calls []compatCall, witnessOK bool, nothingArrived bool, got strin
 	case first.Outcome == "not_started":
 		return fmt.Sprintf("FALSE REFUSAL %s: %s", first.Code, truncate(got, 60))
 	default:
-		return fmt.Sprintf("incomplete (honest): %s %s %s", first.Tool, first.Outcome, first.Code)
+		return fmt.Sprintf("incomplete (honest): %s %s %s", first.Tool, first.Outcome, cmp.Or(first.Code, first.Effect))
 	}
 }
 

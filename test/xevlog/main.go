@@ -12,6 +12,9 @@
 // core events give them (Button1Mask = 0x100 …). Lines are in the order the server
 // delivered the events.
 //
+// With -xi2-focus it also logs every master keyboard's XInput2 focus events on its window
+// (xi_focus_in, xi_focus_out, with the device, mode and detail).
+//
 // With -take-focus D it is a globally active client (WM_TAKE_FOCUS, input hint false)
 // that answers _NET_WM_PING: it logs the window manager's WM_TAKE_FOCUS as "take_focus",
 // waits D and only then sets the keyboard focus to its window, as a busy toolkit does.
@@ -78,6 +81,7 @@ func run() error {
 	height := flag.Int("height", 300, "window height")
 	color := flag.String("color", "ffffff", "background colour as RRGGBB hex")
 	out := flag.String("out", "", "write events to this file instead of stdout")
+	xi2Focus := flag.Bool("xi2-focus", false, "also log every master keyboard's XInput2 focus events on the window, as xi_focus_in and xi_focus_out with the device, mode and detail (a toolkit that reads XI2 sees these, not the core ones, for the keyboards it does not treat as core)")
 	xi2 := flag.Bool("xi2", false, "log the pointer's XInput2 events, with the device of each, instead of its core events")
 	busy := flag.Duration("busy-after-key", 0, "after each key press, repaint the window with changing colours for this long, then log \"still\" with the server time (an application laying itself out again after keys)")
 	takeFocus := flag.Duration("take-focus", -1, "take part in the window manager's focus protocol as a globally active client (WM_TAKE_FOCUS, no input hint) and answer _NET_WM_PING: on WM_TAKE_FOCUS log \"take_focus\", wait this long, then set the keyboard focus to the window with the message's time (a toolkit that moves the focus itself, late)")
@@ -100,7 +104,7 @@ func run() error {
 	xgb.Logger = log.New(io.Discard, "", 0)
 	var c *xgb.Conn
 	var ec *xinput2.EventConn
-	if *xi2 {
+	if *xi2 || *xi2Focus {
 		c, ec, err = dialXI2()
 	} else {
 		c, err = xgb.NewConn()
@@ -168,12 +172,18 @@ func run() error {
 	binary.LittleEndian.PutUint32(hints[3*4:], uint32(*width))
 	binary.LittleEndian.PutUint32(hints[4*4:], uint32(*height))
 	setProp(xproto.AtomWmNormalHints, xproto.AtomWmSizeHints, 32, hints)
-	if *xi2 {
+	if *xi2 || *xi2Focus {
 		if err := xinput2.Init(c); err != nil {
 			return err
 		}
-		mask := xinput2.Mask(xinput2.EventButtonPress, xinput2.EventButtonRelease, xiMotion)
-		if err := xinput2.SelectEvents(c, wid, xinput2.AllMasterDevices, mask); err != nil {
+		var types []int
+		if *xi2 {
+			types = append(types, xinput2.EventButtonPress, xinput2.EventButtonRelease, xiMotion)
+		}
+		if *xi2Focus {
+			types = append(types, xiFocusIn, xiFocusOut)
+		}
+		if err := xinput2.SelectEvents(c, wid, xinput2.AllMasterDevices, xinput2.Mask(types...)); err != nil {
 			return err
 		}
 	}
@@ -340,8 +350,17 @@ func useXKB(c *xgb.Conn) error {
 // xiMotion is XI_Motion, the XI2 motion event type.
 const xiMotion = 6
 
-// xiEvent logs an XI2 pointer event; nil for any other generic event.
+// XI_FocusIn and XI_FocusOut, the XI2 focus event types.
+const (
+	xiFocusIn  = 9
+	xiFocusOut = 10
+)
+
+// xiEvent logs an XI2 pointer or focus event; nil for any other generic event.
 func xiEvent(ge xinput2.GenericEvent) *Event {
+	if ge.Type == xiFocusIn || ge.Type == xiFocusOut {
+		return xiFocus(ge)
+	}
 	e, err := xinput2.ParseDeviceEvent(ge.Data)
 	if err != nil {
 		return nil
@@ -363,6 +382,21 @@ func xiEvent(ge xinput2.GenericEvent) *Event {
 		line.Button = int(e.Detail)
 	}
 	return line
+}
+
+// xiFocus logs an XI2 focus event (an xXIEnterEvent: device at byte 10, mode 18, detail
+// 19, event window 24); nil when it is too short.
+func xiFocus(ge xinput2.GenericEvent) *Event {
+	b := ge.Data
+	if len(b) < 32 {
+		return nil
+	}
+	typ := "xi_focus_in"
+	if ge.Type == xiFocusOut {
+		typ = "xi_focus_out"
+	}
+	return &Event{Type: typ, Device: int(binary.LittleEndian.Uint16(b[10:])), Mode: int(b[18]), Detail: int(b[19]),
+		Window: binary.LittleEndian.Uint32(b[24:])}
 }
 
 // heldButtons reads the button mask that follows an XIDeviceEvent's fixed part (buttons_len

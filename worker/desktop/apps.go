@@ -112,7 +112,7 @@ func (d *desk) launchApp(ctx context.Context, call *tool.Call) (*tool.Result, er
 	if l != nil && before != nil && len(l.Windows) > 0 {
 		moved, kept = d.keepFocus(ctx, *before, root)
 		// Some window managers hand the focus to a new window later (kwin_x11).
-		d.watchFocus(*before, &l.Windows[0], false)
+		d.watchFocus(*before, &l.Windows[0], false, nil)
 	}
 	if err != nil {
 		if l == nil {

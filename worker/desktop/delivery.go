@@ -228,6 +228,19 @@ type focusWatchState struct {
 	win      x11.Window
 	activate bool // GiveFocusBack's
 	until    time.Time
+	// seat is the session's pair whose keyboard may have win's focus; nil when none.
+	seat *x11.Seat
+}
+
+// refocus, after the person's focus was given back from win, tells win's client again
+// that the session's keyboard has its focus, when it has (x11.Seat.Refocus).
+func refocus(ctx context.Context, d *desk, seat *x11.Seat, win uint32) {
+	if seat == nil {
+		return
+	}
+	if err := seat.Refocus(ctx, win); err != nil {
+		d.log.Debug("refocus the session's keyboard", "window", win, "err", err)
+	}
 }
 
 // keepPersonFocus runs after background input to win on a shared display. Window managers
@@ -238,7 +251,7 @@ type focusWatchState struct {
 // keeps it for inputFocusWatch more, since some managers decide later.
 func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) {
 	before := *dl.personFocus
-	defer d.watchFocus(before, win, true)
+	defer d.watchFocus(before, win, true, dl.dev.Seat())
 	if dl.pressed {
 		// A window manager that focuses on a click may hand the focus to the client
 		// (WM_TAKE_FOCUS) before it lets the press through; the client then moves the
@@ -262,6 +275,7 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	after, rerr := d.b.InputFocus(ctx)
 	restored := err == nil && rerr == nil && after.Window == before.Window
 	ev["focus_restored"] = restored
+	refocus(ctx, d, dl.dev.Seat(), win.ID)
 	switch {
 	case restored:
 		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x (read back)", f.Window, before.Window)
@@ -280,15 +294,16 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 // hands the core focus to another window). Focus the person moves to another window of
 // their own is left alone. One goroutine watches a window; further input extends its
 // watch. activate is GiveFocusBack's: false after a launch, whose new window stays on top.
-// It ends with the watch or the backend.
-func (d *desk) watchFocus(before x11.Focus, win *x11.Window, activate bool) {
+// seat, when not nil, is the session's pair: its keyboard's focus on win is told to win's
+// client again after a give-back (refocus). It ends with the watch or the backend.
+func (d *desk) watchFocus(before x11.Focus, win *x11.Window, activate bool, seat *x11.Seat) {
 	cw := &d.focusWatch
 	cw.mu.Lock()
 	_, running := cw.byWin[win.ID]
 	if cw.byWin == nil {
 		cw.byWin = map[uint32]focusWatchState{}
 	}
-	cw.byWin[win.ID] = focusWatchState{before: before, win: *win, activate: activate, until: time.Now().Add(inputFocusWatch)}
+	cw.byWin[win.ID] = focusWatchState{before: before, win: *win, activate: activate, until: time.Now().Add(inputFocusWatch), seat: seat}
 	cw.mu.Unlock()
 	if !running {
 		go d.focusWatchLoop(win.ID)
@@ -347,6 +362,9 @@ func (d *desk) focusWatchLoop(id uint32) {
 			d.log.Debug("give the person's focus back", "window", st.before.Window, "err", err)
 		} else {
 			d.log.Debug("gave the person's focus back", "from", f.Window, "to", st.before.Window, "target_gone", gone)
+		}
+		if !gone {
+			refocus(ctx, d, st.seat, id)
 		}
 		if gone {
 			return

@@ -71,3 +71,49 @@ func TestClickKeepsThePersonsFocusFromALateClient(t *testing.T) {
 		t.Errorf("%v after the click the focus is on 0x%x, not on the person's window 0x%x", 600*time.Millisecond, f, person.Window)
 	}
 }
+
+// TestFocusGivenBackLeavesTheSessionsKeyboardFocused: a toolkit that keeps one focus flag
+// per window for all keyboards (GTK) sees the person's keyboard leave its window when
+// focus a window manager moved there is given back, and takes that for its window losing
+// the focus, although the session's keyboard still has it (GTK 4 then marks no element
+// focused, and the next type_text cannot be read back). Here, right after keys went to the
+// window, its core focus is moved there (as a manager that follows the session keyboard
+// does); the focus watch gives it back and tells the client again that the session's
+// keyboard has the focus: the last XI2 focus event the window got is a focus-in. Oracle:
+// xevlog's log of every keyboard's XI2 focus events, in the order the server delivered
+// them; xdotool for the person's focus.
+func TestFocusGivenBackLeavesTheSessionsKeyboardFocused(t *testing.T) {
+	reg, b, _ := a11ySetup(t, atspi.Options{})
+	person := harness.StartXevlog(t, harness.XevlogOptions{Title: "person", Width: 300, Height: 200, Color: "00ff00"})
+	harness.Command(t, "xdotool", "windowmove", "--sync", fmt.Sprint(person.Window), "700", "100")
+	target := harness.StartXevlog(t, harness.XevlogOptions{Title: "refocus", Width: 300, Height: 200, XI2Focus: true})
+	harness.Command(t, "xdotool", "windowmove", "--sync", fmt.Sprint(target.Window), "50", "100")
+	harness.Command(t, "xdotool", "windowactivate", "--sync", fmt.Sprint(person.Window))
+	w := windowOfTest(t, b, target.Window)
+	sess := sharedSession("refocus")
+	if _, err := callAs(t, reg, sess, "type_text", map[string]any{"pid": w.PID, "window_id": w.ID, "text": "x"}); err != nil {
+		t.Fatalf("type_text: %v", err)
+	}
+	target.WaitFor(t, 5*time.Second, func(evs []harness.Event) bool { return len(harness.Filter(evs, "key_press")) > 0 })
+	target.Reset()
+	harness.Command(t, "xdotool", "windowfocus", fmt.Sprint(target.Window))
+	focused := func() string { return strings.TrimSpace(harness.Command(t, "xdotool", "getwindowfocus")) }
+	for deadline := time.Now().Add(2 * time.Second); focused() != fmt.Sprint(person.Window); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the focus watch did not give the person's focus back within 2 s: it is on %s", focused())
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	evs := harness.Filter(target.Events(), "xi_focus_in", "xi_focus_out")
+	var last *harness.Event
+	for i := range evs {
+		// Focus events about the pointer's position (NotifyPointer, PointerRoot, None)
+		// are not the window's focus.
+		if e := &evs[i]; e.Detail < 5 {
+			last = e
+		}
+	}
+	if last == nil || last.Type != "xi_focus_in" {
+		t.Errorf("the last focus event the window got is %+v, want a focus-in of the session's keyboard; all: %+v", last, evs)
+	}
+}

@@ -30,7 +30,7 @@ func qt5(pid int) bool { return pid > 0 && procfs.MapsLibrary(pid, "libQt5Gui.so
 // typedFieldWalk bounds the walk that finds the focused field before the keys;
 // typedFieldCatchUp the wait before it for the window's client to handle the focus.
 const (
-	typedFieldWalk    = 300 * time.Millisecond
+	typedFieldWalk    = time.Second
 	typedFieldCatchUp = 300 * time.Millisecond
 )
 
@@ -46,7 +46,9 @@ const (
 // typedField is the focused editable element keys go to, with its text state and the
 // text at its caret before them.
 type typedField struct {
-	el     *atspi.Element
+	el *atspi.Element
+	// how says how el was chosen when no element reported the focus; "" when one did.
+	how    string
 	before atspi.TextState
 	// at is the text that followed the insertion point (the caret, or the start of the
 	// selection the keys replace) before the keys, as long as the text sent.
@@ -79,10 +81,22 @@ func (d *desk) focusedTextField(ctx context.Context, win *x11.Window, text strin
 	if snap.Degraded {
 		return nil, "the window has no accessible tree (" + snap.DegradedReason + ")"
 	}
-	el := focusedElement(snap)
+	el, how := focusedElement(snap), ""
+	if el == nil {
+		// A toolkit marks the focused element only in the window it believes active; GTK 4
+		// stops believing it when the person's focus leaves the window, though the
+		// session's keyboard still has it. Keys make text only in an editable field:
+		// when the window has exactly one, it is where they go, if anywhere.
+		if el = onlyEditableText(snap); el == nil {
+			if snap.Truncated {
+				return nil, fmt.Sprintf("the walk of the window's %d elements stopped (%s) before it found an element with the keyboard focus",
+					snap.Visited, strings.Join(snap.Reasons, ", "))
+			}
+			return nil, "no element of the window reports the keyboard focus"
+		}
+		how = "the window's only editable text (no element reports the keyboard focus)"
+	}
 	switch {
-	case el == nil:
-		return nil, "no element of the window reports the keyboard focus"
 	case el.Role == atspi.PasswordRole:
 		return nil, "the focused element is a password field, whose text is never read"
 	case !el.HasText() || !el.StateSet().Has(atspi.StateEditable):
@@ -102,7 +116,23 @@ func (d *desk) focusedTextField(ctx context.Context, win *x11.Window, text strin
 	if err != nil {
 		return nil, "the focused field's text could not be read: " + err.Error()
 	}
-	return &typedField{el: el, before: st, at: at}, ""
+	return &typedField{el: el, how: how, before: st, at: at}, ""
+}
+
+// onlyEditableText returns the snapshot's editable text element when it has exactly one.
+func onlyEditableText(snap *atspi.Snapshot) *atspi.Element {
+	var found *atspi.Element
+	for i := range snap.Elements {
+		el := &snap.Elements[i]
+		if !el.Accessible() || !el.HasText() || !el.StateSet().Has(atspi.StateEditable) {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		found = el
+	}
+	return found
 }
 
 // typedOutcome is what the read-back after the keys found.
@@ -120,6 +150,9 @@ func (d *desk) readBackTyped(ctx context.Context, f *typedField, text string, ev
 	from := f.before.InsertAt()
 	grows := n - f.before.Selected() // how many characters the field gains
 	rb := map[string]any{"element": describeRole(f.el), "before": f.before}
+	if f.how != "" {
+		rb["chosen"] = f.how
+	}
 	ev["read_back"] = rb
 	deadline := time.Now().Add(typedSettle)
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < typedSettle+time.Second {

@@ -103,9 +103,12 @@ type Event struct {
 	Keycode int    `json:"keycode"`
 	Keysym  uint32 `json:"keysym"`
 	Char    string `json:"char"`
-	Width   int    `json:"width"`
-	Height  int    `json:"height"`
-	PID     int    `json:"pid"`
+	// Mode and Detail are a focus event's (xi_focus_in, xi_focus_out, focus_in, focus_out).
+	Mode   int `json:"mode"`
+	Detail int `json:"detail"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+	PID    int `json:"pid"`
 	// Time is the X server's timestamp of a key, button press or still event, in
 	// milliseconds.
 	Time uint32 `json:"time"`
@@ -141,6 +144,9 @@ type XevlogOptions struct {
 	// focus itself this long after the window manager's WM_TAKE_FOCUS, and answers
 	// _NET_WM_PING (xevlog -take-focus).
 	TakeFocus time.Duration
+	// XI2Focus makes xevlog log every master keyboard's XI2 focus events on its window
+	// (xevlog -xi2-focus).
+	XI2Focus bool
 }
 
 // StartXevlog runs xevlog and waits until its window is mapped. It is stopped at cleanup.
@@ -165,6 +171,9 @@ func StartXevlog(t testing.TB, o XevlogOptions) *Xevlog {
 	}
 	if o.BusyAfterKey > 0 {
 		args = append(args, "-busy-after-key", o.BusyAfterKey.String())
+	}
+	if o.XI2Focus {
+		args = append(args, "-xi2-focus")
 	}
 	if o.TakeFocus > 0 {
 		args = append(args, "-take-focus", o.TakeFocus.String())
