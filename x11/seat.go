@@ -160,9 +160,13 @@ func (s *Seat) Focus(ctx context.Context, win uint32) error {
 // the window losing the focus, and GTK 4 then marks no element focused. Elsewhere it
 // does nothing.
 func (s *Seat) Refocus(ctx context.Context, win uint32) error {
-	if err := ctx.Err(); err != nil {
+	// Under the input semaphore: keys sent between the two changes would go nowhere.
+	ctx, cancel := context.WithTimeout(ctx, refocusWait)
+	defer cancel()
+	if err := s.dev.lock(ctx); err != nil {
 		return err
 	}
+	defer s.dev.b.unlockInput()
 	cur, err := xinput2.Focus(s.dev.conn, s.keyboard)
 	if err != nil {
 		return xerr("XInput2", err)
@@ -178,6 +182,9 @@ func (s *Seat) Refocus(ctx context.Context, win uint32) error {
 	}
 	return nil
 }
+
+// refocusWait bounds Refocus's wait for input under way to end.
+const refocusWait = 2 * time.Second
 
 // Adopt makes the pair the client pointer of the client that created window win: that
 // client's own core requests (where is the pointer, grab the keyboard for a menu) then use
