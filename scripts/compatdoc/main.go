@@ -362,11 +362,11 @@ func seenElsewhere(p func(string, ...any)) {
 	p("One run fills the tables above. These come and go between runs:\n\n")
 	p("- **gnome-text-editor (GTK 4), under openbox and fluxbox, the click probe**: the editor showed every key " +
 		"(the 30 lines and the q after the click, each read back from its text view: effect confirmed) but the " +
-		"ctrl+s that follows did not save, in 4 cells of 30 under the two managers. An xtrace of the editor's " +
+		"ctrl+s that follows did not save, in 5 cells of 46 under the two managers. An xtrace of the editor's " +
 		"connection shows the same events as in a run that works, the s of the ctrl+s with Control in its modifiers; " +
 		"the cause is not known. Before the session keyboard's " +
 		"focus was told again after the person's focus was given back, the editor also dropped every key of a probe " +
-		"while every call said completed, in 5 cells of 23 under openbox; in 30 cells since, it has not.\n")
+		"while every call said completed, in 5 cells of 23 under openbox; in 46 cells since, it has not.\n")
 	p("- **Qt 5 (featherpad) and Chromium, under fluxbox**: some keys typed through remapped keycodes are read with a later " +
 		"batch's mapping (a wrong character arrives).\n\n")
 }
