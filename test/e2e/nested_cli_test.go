@@ -95,7 +95,10 @@ func TestNestedReplay(t *testing.T) {
 	env := append(p.d.Env(), "HOME="+t.TempDir(), "LANG=C.UTF-8")
 	seen := make(chan bool, 1)
 	go func() {
-		seen <- waitFor(30*time.Second, func() bool { return strings.Contains(p.tree(), `"cua-host: cli"`) })
+		seen <- waitFor(30*time.Second, func() bool {
+			tree, err := p.treeOrErr() // a failed walk (a window went away) is tried again
+			return err == nil && strings.Contains(tree, `"cua-host: cli"`)
+		})
 	}()
 	res, code := cuaEnv(t, env, "replay", dir, "--display", "nested", "--dangerously-bypass-approvals", "--max-wait", "500ms", "--hold", "3s")
 	t.Logf("cua-host replay --display nested:\n%s", res)

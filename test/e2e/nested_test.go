@@ -110,11 +110,21 @@ func (p *person) untouched(when string) {
 // tree is xwininfo -root -tree of the person's display.
 func (p *person) tree() string {
 	p.t.Helper()
-	out, err := p.run("xwininfo", "-root", "-tree")
+	out, err := p.treeOrErr()
 	if err != nil {
-		p.t.Fatalf("xwininfo: %v: %s", err, out)
+		p.t.Fatalf("%v", err)
 	}
 	return out
+}
+
+// treeOrErr is tree for a goroutine other than the test's, which must not call Fatalf:
+// xwininfo fails when a window goes away while it walks the tree.
+func (p *person) treeOrErr() (string, error) {
+	out, err := p.run("xwininfo", "-root", "-tree")
+	if err != nil {
+		return "", fmt.Errorf("xwininfo: %v: %s", err, out)
+	}
+	return out, nil
 }
 
 // nestedWindow waits for the nested display's window on the person's display and returns
