@@ -68,12 +68,13 @@ type Backend struct {
 	screen    int
 	serverPID int
 	root      xproto.Window
-	width     int
-	height    int
-	depth     byte
-	log       *slog.Logger
-	settle    time.Duration
-	caps      Capabilities
+	// size is the root window's width<<32 | height, kept by the event loop from the
+	// root's ConfigureNotify (a RandR resize, a nested server's resized window).
+	size   atomic.Uint64
+	depth  byte
+	log    *slog.Logger
+	settle time.Duration
+	caps   Capabilities
 
 	atoms atomCache
 	// lastChain is the frame and client the last walk of TopLevelsAt found, which the next
@@ -154,8 +155,6 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		display: display,
 		screen:  conn.DefaultScreen,
 		root:    scr.Root,
-		width:   int(scr.WidthInPixels),
-		height:  int(scr.HeightInPixels),
 		depth:   scr.RootDepth,
 		log:     logger,
 		settle:  DefaultRemapSettle,
@@ -178,12 +177,20 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 			b.log.Warn("x11 launched programs cannot be untrusted clients; launches will fail", "err", b.untrustedErr)
 		}
 	}
-	// Root property changes wake launch and activation waiters.
+	// Root property changes wake launch and activation waiters; the root's own
+	// ConfigureNotify keeps the screen size.
 	xproto.ChangeWindowAttributes(conn, b.root, xproto.CwEventMask,
-		[]uint32{xproto.EventMaskPropertyChange | xproto.EventMaskSubstructureNotify})
+		[]uint32{xproto.EventMaskPropertyChange | xproto.EventMaskSubstructureNotify | xproto.EventMaskStructureNotify})
+	// The size read after the selection, before the event loop runs: a resize after it
+	// comes as an event the loop stores later.
+	b.setSize(int(scr.WidthInPixels), int(scr.HeightInPixels))
+	if g, err := xproto.GetGeometry(conn, xproto.Drawable(b.root)).Reply(); err == nil {
+		b.setSize(int(g.Width), int(g.Height))
+	}
 	b.wg.Add(1)
 	go b.eventLoop()
-	b.log.Debug("x11 open", "display", display, "width", b.width, "height", b.height,
+	w, h := b.ScreenSize()
+	b.log.Debug("x11 open", "display", display, "width", w, "height", h,
 		"xtest", b.caps.XTest, "shm", b.caps.SHM, "xres", b.caps.XRes, "wm", b.caps.WindowManager)
 	return b, nil
 }
@@ -247,12 +254,17 @@ func (b *Backend) Capabilities() Capabilities {
 // Display returns the display name the backend is connected to.
 func (b *Backend) Display() string { return b.display }
 
-// ScreenSize returns the size of the default screen in pixels.
+// ScreenSize returns the size of the default screen in pixels, as the last ConfigureNotify
+// of the root window gave it (no round trip). A resize is seen once its event has been
+// read: a call racing a resize may get the size before it; the checks of where input lands
+// read the windows themselves.
 func (b *Backend) ScreenSize() (width, height int) {
-	if g, err := xproto.GetGeometry(b.conn, xproto.Drawable(b.root)).Reply(); err == nil {
-		return int(g.Width), int(g.Height)
-	}
-	return b.width, b.height
+	v := b.size.Load()
+	return int(v >> 32), int(v & 0xffffffff)
+}
+
+func (b *Backend) setSize(width, height int) {
+	b.size.Store(uint64(width)<<32 | uint64(height))
 }
 
 // eventLoop drains the main connection's events (xgb blocks when nobody reads them) and
@@ -269,8 +281,13 @@ func (b *Backend) eventLoop() {
 			continue
 		}
 		switch e := ev.(type) {
+		case xproto.ConfigureNotifyEvent:
+			if e.Window == b.root {
+				b.setSize(int(e.Width), int(e.Height))
+			}
+			b.notify.wake()
 		case xproto.PropertyNotifyEvent, xproto.MapNotifyEvent, xproto.CreateNotifyEvent,
-			xproto.ConfigureNotifyEvent, xproto.ReparentNotifyEvent:
+			xproto.ReparentNotifyEvent:
 			b.notify.wake()
 		case xproto.ClientMessageEvent:
 			b.handlePing(e)

@@ -171,7 +171,7 @@ const pressSettle = 200 * time.Millisecond
 // may be lost. It gives up after max with ErrTimeout.
 func (d *Devices) waitPressed(ctx context.Context, btn Button, max time.Duration) error {
 	deadline := time.Now().Add(max)
-	pause := 250 * time.Microsecond
+	poll := newPoller()
 	for {
 		r, err := xproto.QueryPointer(d.conn, d.b.root).Reply()
 		if err != nil {
@@ -183,10 +183,9 @@ func (d *Devices) waitPressed(ctx context.Context, btn Button, max time.Duration
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: %s is not down after %v", ErrTimeout, btn, max)
 		}
-		if err := sleepCtx(ctx, pause); err != nil {
+		if err := poll.next(ctx); err != nil {
 			return err
 		}
-		pause = min(2*pause, 5*time.Millisecond)
 	}
 }
 

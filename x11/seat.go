@@ -325,8 +325,8 @@ func (b *Backend) closeSeats(ctx context.Context) {
 // probes with a grab of its own on the root, undone at once.
 func (d *Devices) WaitPointerFree(ctx context.Context, max time.Duration) error {
 	deadline := time.Now().Add(max)
-	// The manager usually lets go within a millisecond: poll soon, then less often.
-	pause := 250 * time.Microsecond
+	// The manager usually lets go within a millisecond: poll at once, then less often.
+	poll := newPoller()
 	for {
 		r, err := xproto.GrabPointer(d.conn, false, d.b.root, 0, xproto.GrabModeAsync, xproto.GrabModeAsync,
 			xproto.WindowNone, xproto.CursorNone, xproto.TimeCurrentTime).Reply()
@@ -340,10 +340,9 @@ func (d *Devices) WaitPointerFree(ctx context.Context, max time.Duration) error 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: the pointer is still grabbed after %v", ErrTimeout, max)
 		}
-		if err := sleepCtx(ctx, pause); err != nil {
+		if err := poll.next(ctx); err != nil {
 			return err
 		}
-		pause = min(2*pause, 5*time.Millisecond)
 	}
 }
 
@@ -361,7 +360,7 @@ var ErrPointerFrozen = errors.New("x11: the pointer's events are held by another
 // hold the events (a menu the click opened) only bounds the second wait.
 func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.Duration) error {
 	start := time.Now()
-	pause := 250 * time.Microsecond
+	poll := newPoller()
 	for {
 		r, err := xproto.QueryPointer(d.conn, d.b.root).Reply()
 		if err != nil {
@@ -375,10 +374,9 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 		if waited := time.Since(start); waited > frozenMax {
 			return fmt.Errorf("%w: a button is still down %v after its release was sent", ErrPointerFrozen, waited.Round(time.Millisecond))
 		}
-		if err := sleepCtx(ctx, pause); err != nil {
+		if err := poll.next(ctx); err != nil {
 			return err
 		}
-		pause = min(2*pause, 5*time.Millisecond)
 	}
 	return d.WaitPointerFree(ctx, max)
 }
