@@ -87,6 +87,28 @@ func (d *Devices) Pointer(ctx context.Context) (Point, error) {
 	return Point{X: int(r.RootX), Y: int(r.RootY)}, nil
 }
 
+// PointerAndTopLevel reads the pointer of d and the top-level window at it, as Pointer and
+// TopLevelAt would, guessing that the pointer is at guess: the pointer's query goes out
+// before the window's at guess is read, so when the guess is right both answers take the
+// round trips of the window's alone. When the pointer is elsewhere the window is read
+// again there. err is the pointer's; topErr the window's, when only that failed.
+func (d *Devices) PointerAndTopLevel(ctx context.Context, guess Point) (p Point, top TopLevel, topErr, err error) {
+	if d.b.closed() {
+		return Point{}, TopLevel{}, nil, ErrClosed
+	}
+	ptr := xproto.QueryPointer(d.conn, d.b.root)
+	top, topErr = d.b.TopLevelAt(ctx, guess)
+	r, err := ptr.Reply()
+	if err != nil {
+		return Point{}, TopLevel{}, nil, xerr("QueryPointer", err)
+	}
+	p = Point{X: int(r.RootX), Y: int(r.RootY)}
+	if p != guess {
+		top, topErr = d.b.TopLevelAt(ctx, p)
+	}
+	return p, top, topErr, nil
+}
+
 // MoveTo moves the pointer to p. Guards run right before the motion (see Guard).
 func (d *Devices) MoveTo(ctx context.Context, p Point, guards ...Guard) error {
 	if err := d.b.CheckPoint(p); err != nil {

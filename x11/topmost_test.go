@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -406,4 +407,42 @@ func latencies(b *testing.B, f func() error) {
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+}
+
+// TestPointerAndTopLevel: the pointer and the window under it read together. With a right
+// guess and a wrong one (the pointer elsewhere: the window is read again there), the
+// pointer is where xdotool says and the window is the one TopLevelAt finds at it; the
+// root's background is window 0.
+func TestPointerAndTopLevel(t *testing.T) {
+	b := open(t)
+	xl := harness.StartXevlog(t, harness.XevlogOptions{Width: 300, Height: 200})
+	w := moveTo(t, b, xl, 100, 100)
+	inside := x11.Point{X: w.Frame.X + 20, Y: w.Frame.Y + 30}
+	inside2 := x11.Point{X: w.Frame.X + 40, Y: w.Frame.Y + 50}
+	outside := x11.Point{X: w.Frame.X + w.Frame.Width + 200, Y: w.Frame.Y + w.Frame.Height + 200}
+	// Each case moves the pointer somewhere new: xdotool's --sync waits for a motion.
+	for _, c := range []struct {
+		name       string
+		at, guess  x11.Point
+		wantWindow uint32
+	}{
+		{"right guess", inside, inside, w.ID},
+		{"wrong guess", inside2, outside, w.ID},
+		{"background, wrong guess", outside, inside, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			harness.Command(t, "xdotool", "mousemove", "--sync", fmt.Sprint(c.at.X), fmt.Sprint(c.at.Y))
+			p, top, topErr, err := b.Core().PointerAndTopLevel(t.Context(), c.guess)
+			if err != nil || topErr != nil {
+				t.Fatalf("PointerAndTopLevel = %v, %v", err, topErr)
+			}
+			want := fmt.Sprintf("x:%d y:%d ", c.at.X, c.at.Y)
+			if loc := harness.Command(t, "xdotool", "getmouselocation"); !strings.HasPrefix(loc, want) || p != c.at {
+				t.Errorf("pointer = %v; xdotool getmouselocation: %q", p, loc)
+			}
+			if top.Window != c.wantWindow {
+				t.Errorf("window at the pointer = 0x%x, want 0x%x", top.Window, c.wantWindow)
+			}
+		})
+	}
 }

@@ -110,7 +110,17 @@ func (d *desk) front(ctx context.Context, win *x11.Window, evidence map[string]a
 
 // verifyPointer reads the pointer the input went through back, and the window under it.
 func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, win *x11.Window, evidence map[string]any) bool {
-	p, err := dl.dev.Pointer(ctx)
+	var (
+		p     x11.Point
+		at    x11.TopLevel
+		atErr error
+		err   error
+	)
+	if win != nil {
+		p, at, atErr, err = dl.dev.PointerAndTopLevel(ctx, want)
+	} else {
+		p, err = dl.dev.Pointer(ctx)
+	}
 	if err != nil {
 		evidence["pointer_error"] = err.Error()
 		return false
@@ -119,11 +129,9 @@ func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, 
 	d.followCursor(ctx, dl, p)
 	ok := p == want
 	evidence["pointer_landed"] = ok // where the input was sent, whatever is under it now
-	if win != nil {
-		if at, err := d.b.WindowAt(ctx, p); err == nil {
-			evidence["window_at_pointer"] = at
-			ok = ok && at == win.ID
-		}
+	if win != nil && atErr == nil {
+		evidence["window_at_pointer"] = at.Window
+		ok = ok && at.Window == win.ID
 	}
 	return ok
 }
