@@ -530,16 +530,27 @@ func (rd *round) bystanders(ctx context.Context, n int) (wait func()) {
 	return wg.Wait
 }
 
-// logCapture keeps the worker's stderr lines that are not JSON log records (crash output).
+// logCapture keeps the worker's stderr lines that are not JSON log records (crash output),
+// and the host's last records (what a failed start reports).
 type logCapture struct {
-	mu    sync.Mutex
-	lines []string
+	mu      sync.Mutex
+	lines   []string
+	records []slog.Record // the last maxRecords, oldest first
 }
+
+// maxRecords bounds logCapture.records.
+const maxRecords = 30
 
 func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }
 
 func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "worker stderr" {
+		c.mu.Lock()
+		c.records = append(c.records, r.Clone())
+		if len(c.records) > maxRecords {
+			c.records = c.records[len(c.records)-maxRecords:]
+		}
+		c.mu.Unlock()
 		return nil
 	}
 	r.Attrs(func(a slog.Attr) bool {
@@ -579,10 +590,12 @@ func runRound(ctx context.Context, seed uint64, next func() uint64, maxVictims i
 	defer os.RemoveAll(dir)
 	logs := &logCapture{}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	began := time.Now()
 	h, err := host.Start(sctx, host.Options{Logger: slog.New(logs), CloseGrace: 500 * time.Millisecond})
 	cancel()
 	if err != nil {
-		res.violations = append(res.violations, fmt.Sprintf("start host: %v", err))
+		res.violations = append(res.violations, fmt.Sprintf("start host: %v (after %v; load average %s)\n%s", err,
+			time.Since(began).Round(time.Millisecond), loadAverage(), logs.report()))
 		return res
 	}
 	gen, _ := hex.DecodeString(h.Generation())
@@ -619,4 +632,32 @@ func runRound(ctx context.Context, seed uint64, next func() uint64, maxVictims i
 		rd.violate(nil, "worker stderr shows a crash:\n%s", c)
 	}
 	return res
+}
+
+// report returns the host's last records and the worker's stderr lines, for a violation.
+func (c *logCapture) report() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, r := range c.records {
+		fmt.Fprintf(&b, "  host: %s %s %s", r.Time.Format("15:04:05.000"), r.Level, r.Message)
+		r.Attrs(func(a slog.Attr) bool {
+			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+			return true
+		})
+		b.WriteString("\n")
+	}
+	for _, l := range c.lines[max(0, len(c.lines)-maxRecords):] {
+		b.WriteString("  worker stderr: " + l + "\n")
+	}
+	return b.String()
+}
+
+// loadAverage returns the first three fields of /proc/loadavg, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
