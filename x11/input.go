@@ -109,11 +109,17 @@ func (d *Devices) buttonLocked(btn Button, down bool) {
 // press (and every request after it) until the server's clock has moved on.
 const repeatGap = time.Millisecond
 
+// repeatWindow is how long after a key's release its next press is still delayed by
+// repeatGap. The time between the two sends says little: a loaded server may read both
+// requests in one go and give them one timestamp although they left a few milliseconds
+// apart. Beyond this, it would have to have stalled for as long.
+const repeatWindow = 50 * time.Millisecond
+
 func (d *Devices) keyLocked(kc xproto.Keycode, down bool) {
 	now := time.Now()
 	d.b.remap.lastKey = now
 	if down {
-		if kc == d.pressed.lastUp && now.Sub(d.pressed.upAt) < repeatGap {
+		if kc == d.pressed.lastUp && now.Sub(d.pressed.upAt) < repeatWindow {
 			xtest.FakeInput(d.conn, xproto.KeyPress, byte(kc), uint32(repeatGap/time.Millisecond), d.b.root, 0, 0, 0)
 		} else {
 			d.fake(xproto.KeyPress, byte(kc), 0, 0)
