@@ -117,6 +117,8 @@ type Backend struct {
 	notify notifier
 	// pings routes the answers of clients pinged with _NET_WM_PING (pingClient).
 	pings pings
+	// wm asks the window manager whether it caught up (WindowManagerCaughtUp).
+	wm wmSync
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -189,6 +191,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b.wg.Add(1)
 	go b.eventLoop()
+	// The window manager's first answer, or its silence, is known before a call needs it
+	// (WindowManagerCaughtUp).
+	b.askWindowManager()
 	w, h := b.ScreenSize()
 	b.log.Debug("x11 open", "display", display, "width", w, "height", h,
 		"xtest", b.caps.XTest, "shm", b.caps.SHM, "xres", b.caps.XRes, "wm", b.caps.WindowManager)
@@ -286,9 +291,13 @@ func (b *Backend) eventLoop() {
 				b.setSize(int(e.Width), int(e.Height))
 			}
 			b.notify.wake()
-		case xproto.PropertyNotifyEvent, xproto.MapNotifyEvent, xproto.CreateNotifyEvent,
-			xproto.ReparentNotifyEvent:
+		case xproto.PropertyNotifyEvent:
+			b.handleFrameExtents(e)
 			b.notify.wake()
+		case xproto.MapNotifyEvent, xproto.CreateNotifyEvent, xproto.ReparentNotifyEvent:
+			b.notify.wake()
+		case xproto.MappingNotifyEvent:
+			b.handleMappingNotify(e)
 		case xproto.ClientMessageEvent:
 			b.handlePing(e)
 		}

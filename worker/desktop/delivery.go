@@ -156,7 +156,7 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	guards := []x11.Guard{d.pointerLands(call, win, dl, pts...)}
+	guards := []x11.Guard{d.pointerLands(call, win, dl, pts...), d.windowManagerSettled()}
 	checks := slices.Clip(guards)
 	if pre != nil {
 		checks = append(checks, pre(dl))

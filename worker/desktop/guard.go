@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cua-host/cua-host/authz"
 	"github.com/cua-host/cua-host/worker/tool"
@@ -101,6 +102,31 @@ func (d *desk) keyboardFree(dl *delivery) x11.Guard {
 					"Use click or an element action to close or choose from a menu, or try again once the grab is released")
 		}
 		return nil
+	}
+}
+
+// wmSettledWait bounds the wait, before pointer input, for the window manager to handle a
+// keyboard mapping change (windowManagerSettled).
+const wmSettledWait = 3 * time.Second
+
+// windowManagerSettled returns the check that the window manager has handled the last
+// keyboard mapping change (input_busy after wmSettledWait). A manager grabs its key
+// bindings again after every change (typing remaps keycodes, and puts them back a moment
+// later), and a press it grabs to focus on a click waits until it gets to it: on a loaded
+// machine, openbox held the press for more than 3 s, and the click could only say that
+// its effect was unknown. A manager that cannot be asked (kwin_x11, i3, fluxbox) is not
+// waited for.
+func (d *desk) windowManagerSettled() x11.Guard {
+	return func(ctx context.Context) error {
+		err := d.b.WindowManagerCaughtUpWithKeymap(ctx, wmSettledWait)
+		switch {
+		case err == nil, errors.Is(err, x11.ErrUnsupported):
+			return nil
+		case errors.Is(err, x11.ErrTimeout):
+			return authz.Refuse(authz.CodeInputBusy,
+				"the window manager has not handled a keyboard mapping change within %v and would hold a press; nothing was sent. Try again in a moment", wmSettledWait)
+		}
+		return refusal(err)
 	}
 }
 

@@ -1,0 +1,179 @@
+package x11
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jezek/xgb/xproto"
+)
+
+// wmSync asks the window manager a question that it answers in the order it handles its
+// events: _NET_REQUEST_FRAME_EXTENTS (EWMH) about a window of the backend's own that is
+// never mapped, which the manager answers by setting _NET_FRAME_EXTENTS on it. The answer
+// to a request sent after some event (a keyboard mapping change) says the manager has
+// handled that event.
+type wmSync struct {
+	mu sync.Mutex // guards the fields below
+	// win is the unmapped window asked about; 0 until the first question.
+	win xproto.Window
+	// checked is set once a manager's _NET_SUPPORTED was read; unsupported when it did
+	// not list _NET_REQUEST_FRAME_EXTENTS.
+	checked, unsupported bool
+	// sent counts the questions, answered the answers; the manager answers in order, so
+	// question n is answered once answered ≥ n.
+	sent, answered uint64
+	// changed is closed and replaced at every answer.
+	changed chan struct{}
+	// firstAsked is when the first question was sent (Open sends one).
+	firstAsked time.Time
+	// keymapChanged is when the server last announced a keyboard mapping change
+	// (MappingNotify); caughtUp when the manager last answered a question asked after it.
+	keymapChanged, caughtUp time.Time
+}
+
+// handleMappingNotify records a keyboard mapping change. It runs on the event loop.
+func (b *Backend) handleMappingNotify(e xproto.MappingNotifyEvent) {
+	if e.Request != xproto.MappingKeyboard && e.Request != xproto.MappingModifier {
+		return
+	}
+	b.wm.mu.Lock()
+	b.wm.keymapChanged = time.Now()
+	b.wm.mu.Unlock()
+}
+
+// WindowManagerCaughtUpWithKeymap returns nil at once unless the keyboard mapping changed
+// since the window manager last said it had caught up; then it asks again
+// (WindowManagerCaughtUp). A manager grabs its key bindings again after every change,
+// and a press it grabs to focus on the click waits until it gets to it: on a loaded
+// machine, seconds.
+func (b *Backend) WindowManagerCaughtUpWithKeymap(ctx context.Context, limit time.Duration) error {
+	b.wm.mu.Lock()
+	settled := !b.wm.caughtUp.Before(b.wm.keymapChanged)
+	b.wm.mu.Unlock()
+	if settled {
+		return nil
+	}
+	return b.WindowManagerCaughtUp(ctx, limit)
+}
+
+// handleFrameExtents counts an answer when e is the manager setting _NET_FRAME_EXTENTS on
+// the backend's window. It runs on the event loop.
+func (b *Backend) handleFrameExtents(e xproto.PropertyNotifyEvent) {
+	s := &b.wm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.win == 0 || e.Window != s.win || e.Atom != b.atoms.get("_NET_FRAME_EXTENTS") || e.State != xproto.PropertyNewValue {
+		return
+	}
+	s.answered++
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// WindowManagerCaughtUp asks the window manager whether it has handled every event the
+// server sent it before this call and waits up to limit for the answer. It returns an
+// error wrapping ErrUnsupported at once when no manager runs or it does not support the
+// question, one wrapping ErrTimeout when no answer came in time, and ctx's error when ctx
+// ends first.
+func (b *Backend) WindowManagerCaughtUp(ctx context.Context, limit time.Duration) error {
+	if b.closed() {
+		return ErrClosed
+	}
+	asked := time.Now()
+	n, changed, ok := b.askWindowManager()
+	if !ok {
+		return fmt.Errorf("%w: the window manager does not answer _NET_REQUEST_FRAME_EXTENTS", ErrUnsupported)
+	}
+	// A manager that lists the request but never answers it (fluxbox) is found out by
+	// the question Open sends: unanswered after wmSilentAfter, it is not waited for.
+	b.wm.mu.Lock()
+	heard, since := b.wm.answered > 0, time.Since(b.wm.firstAsked)
+	b.wm.mu.Unlock()
+	if !heard {
+		if since >= wmSilentAfter {
+			return fmt.Errorf("%w: the window manager lists _NET_REQUEST_FRAME_EXTENTS but did not answer it within %v", ErrUnsupported, wmSilentAfter)
+		}
+		limit = min(limit, wmSilentAfter-since)
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for {
+		select {
+		case <-changed:
+		case <-t.C:
+			return fmt.Errorf("%w: the window manager did not answer within %v", ErrTimeout, limit)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.done:
+			return ErrClosed
+		}
+		b.wm.mu.Lock()
+		answered := b.wm.answered >= n
+		if answered && b.wm.caughtUp.Before(asked) {
+			b.wm.caughtUp = asked
+		}
+		changed = b.wm.changed
+		b.wm.mu.Unlock()
+		if answered {
+			return nil
+		}
+	}
+}
+
+// askWindowManager sends one question and returns its number and the channel closed at
+// the next answer; ok is false when it cannot be asked.
+func (b *Backend) askWindowManager() (n uint64, changed chan struct{}, ok bool) {
+	s := &b.wm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unsupported {
+		return 0, nil, false
+	}
+	if !b.ewmh() {
+		return 0, nil, false // no manager yet: it may start later
+	}
+	if !s.checked {
+		s.checked = true
+		supported, _ := getProperty(b.conn, b.root, b.atoms.get("_NET_SUPPORTED"))
+		s.unsupported = !slices.Contains(propUint32s(supported), uint32(b.atoms.get("_NET_REQUEST_FRAME_EXTENTS")))
+		if s.unsupported {
+			return 0, nil, false
+		}
+	}
+	if s.win == 0 {
+		id, err := xproto.NewWindowId(b.conn)
+		if err != nil {
+			return 0, nil, false
+		}
+		// Never mapped: a 1×1 input-only window whose property changes come to the
+		// event loop.
+		if err := xproto.CreateWindowChecked(b.conn, 0, id, b.root, -1, -1, 1, 1, 0, xproto.WindowClassInputOnly,
+			0, xproto.CwEventMask, []uint32{xproto.EventMaskPropertyChange}).Check(); err != nil {
+			return 0, nil, false
+		}
+		s.win = id
+		s.changed = make(chan struct{})
+	}
+	ev := xproto.ClientMessageEvent{
+		Format: 32,
+		Window: s.win,
+		Type:   b.atoms.get("_NET_REQUEST_FRAME_EXTENTS"),
+		Data:   xproto.ClientMessageDataUnionData32New(make([]uint32, 5)),
+	}
+	if err := xproto.SendEventChecked(b.conn, false, b.root, xproto.EventMaskSubstructureRedirect|xproto.EventMaskSubstructureNotify,
+		string(ev.Bytes())).Check(); err != nil {
+		return 0, nil, false
+	}
+	if s.sent == 0 {
+		s.firstAsked = time.Now()
+	}
+	s.sent++
+	return s.sent, s.changed, true
+}
+
+// wmSilentAfter is how long the window manager may take to answer the first question
+// before it counts as one that does not answer.
+const wmSilentAfter = time.Second
