@@ -41,7 +41,8 @@ const (
 	CodeInvalidRequest             Code = contract.CodeInvalidRequest
 	CodeWorkerUnavailable          Code = contract.CodeWorkerUnavailable
 	// CodeInputBusy: another client holds a keyboard grab, so keys would not reach the
-	// target (the reference's code).
+	// target (the reference's code), or the window manager has not yet handled a keyboard
+	// mapping change and would hold a pointer press.
 	CodeInputBusy Code = "input_busy"
 	// CodeTargetCovered: at a point the pointer input would touch, a window the session
 	// may not act on is on top of the target.
