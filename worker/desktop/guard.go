@@ -106,8 +106,12 @@ func (d *desk) keyboardFree(dl *delivery) x11.Guard {
 }
 
 // wmSettledWait bounds the wait, before pointer input, for the window manager to handle a
-// keyboard mapping change (windowManagerSettled).
-const wmSettledWait = 3 * time.Second
+// keyboard mapping change (windowManagerSettled). Typing into a Qt 5 program remaps up to
+// twice as many keycodes, each scattered one a MappingNotify of its own, and openbox grabs
+// its bindings again for every one: on a loaded two-core machine that took more than 3 s.
+// A call's deadline (120 s by default) is far longer; a click that waits is more useful to
+// an agent than one refused.
+const wmSettledWait = 10 * time.Second
 
 // windowManagerSettled returns the check that the window manager has handled the last
 // keyboard mapping change (input_busy after wmSettledWait). A manager grabs its key
