@@ -1,10 +1,7 @@
 package desktop_test
 
 import (
-	"os"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,15 +18,6 @@ func TestClickWaitsForTheWindowManagerAfterAKeymapChange(t *testing.T) {
 	reg, b := setup(t)
 	target := harness.StartXevlog(t, harness.XevlogOptions{Title: "wm-settled", Width: 300, Height: 200})
 	windowOfTest(t, b, target.Window)
-	wm := 0
-	for _, pid := range harness.Display().PIDs() {
-		if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "openbox" {
-			wm = pid
-		}
-	}
-	if wm == 0 {
-		t.Fatal("the harness display runs no openbox")
-	}
 	sess := sharedSession("wm-settled")
 	args := map[string]any{"pid": target.PID, "window_id": target.Window, "x": 40, "y": 40}
 	// A first click makes the session's devices and settles everything.
@@ -37,31 +25,8 @@ func TestClickWaitsForTheWindowManagerAfterAKeymapChange(t *testing.T) {
 		t.Fatalf("first click: %v", err)
 	}
 
-	kc := ""
-	for _, line := range strings.Split(harness.Command(t, "xmodmap", "-pke"), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "keycode" && f[2] == "=" {
-			if n, err := strconv.Atoi(f[1]); err == nil && n >= 100 {
-				kc = f[1]
-				break
-			}
-		}
-	}
-	if kc == "" {
-		t.Fatal("no unused keycode")
-	}
-	if err := syscall.Kill(wm, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	stopped := true
-	resume := func() {
-		if stopped {
-			_ = syscall.Kill(wm, syscall.SIGCONT)
-			stopped = false
-		}
-	}
-	t.Cleanup(resume)
-	harness.Command(t, "xmodmap", "-e", "keycode "+kc+" = F33")
-	t.Cleanup(func() { harness.Command(t, "xmodmap", "-e", "keycode "+kc+" =") })
+	resume := harness.StopWindowManager(t)
+	harness.ChangeKeymap(t)
 	time.Sleep(200 * time.Millisecond) // the MappingNotify reaches the worker's backend
 	target.Reset()
 
