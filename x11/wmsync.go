@@ -19,15 +19,17 @@ type wmSync struct {
 	mu sync.Mutex // guards the fields below
 	// win is the unmapped window asked about; 0 until the first question.
 	win xproto.Window
-	// checked is set once a manager's _NET_SUPPORTED was read; unsupported when it did
-	// not list _NET_REQUEST_FRAME_EXTENTS.
-	checked, unsupported bool
+	// manager is the _NET_SUPPORTING_WM_CHECK window of the manager whose _NET_SUPPORTED
+	// was read (a new one replacing it is asked about afresh); unsupported is set when it
+	// did not list _NET_REQUEST_FRAME_EXTENTS, heard once it answered a question.
+	manager            uint32
+	unsupported, heard bool
 	// sent counts the questions, answered the answers; the manager answers in order, so
 	// question n is answered once answered ≥ n.
 	sent, answered uint64
 	// changed is closed and replaced at every answer.
 	changed chan struct{}
-	// firstAsked is when the first question was sent (Open sends one).
+	// firstAsked is when the first question to this manager was sent (Open sends one).
 	firstAsked time.Time
 	// keymapChanged is when the server last announced a keyboard mapping change
 	// (MappingNotify); caughtUp when the manager last answered a question asked after it.
@@ -69,6 +71,7 @@ func (b *Backend) handleFrameExtents(e xproto.PropertyNotifyEvent) {
 		return
 	}
 	s.answered++
+	s.heard = true
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -90,7 +93,7 @@ func (b *Backend) WindowManagerCaughtUp(ctx context.Context, limit time.Duration
 	// A manager that lists the request but never answers it (fluxbox) is found out by
 	// the question Open sends: unanswered after wmSilentAfter, it is not waited for.
 	b.wm.mu.Lock()
-	heard, since := b.wm.answered > 0, time.Since(b.wm.firstAsked)
+	heard, since := b.wm.heard, time.Since(b.wm.firstAsked)
 	b.wm.mu.Unlock()
 	if !heard {
 		if since >= wmSilentAfter {
@@ -104,6 +107,9 @@ func (b *Backend) WindowManagerCaughtUp(ctx context.Context, limit time.Duration
 		select {
 		case <-changed:
 		case <-t.C:
+			if !heard {
+				return fmt.Errorf("%w: the window manager did not answer its first question within %v", ErrUnsupported, wmSilentAfter)
+			}
 			return fmt.Errorf("%w: the window manager did not answer within %v", ErrTimeout, limit)
 		case <-ctx.Done():
 			return ctx.Err()
@@ -129,19 +135,17 @@ func (b *Backend) askWindowManager() (n uint64, changed chan struct{}, ok bool) 
 	s := &b.wm
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.unsupported {
-		return 0, nil, false
-	}
-	if !b.ewmh() {
+	check, running := b.propUint32(b.root, "_NET_SUPPORTING_WM_CHECK")
+	if !running || check == 0 {
 		return 0, nil, false // no manager yet: it may start later
 	}
-	if !s.checked {
-		s.checked = true
+	if check != s.manager {
+		s.manager, s.heard, s.firstAsked = check, false, time.Time{}
 		supported, _ := getProperty(b.conn, b.root, b.atoms.get("_NET_SUPPORTED"))
 		s.unsupported = !slices.Contains(propUint32s(supported), uint32(b.atoms.get("_NET_REQUEST_FRAME_EXTENTS")))
-		if s.unsupported {
-			return 0, nil, false
-		}
+	}
+	if s.unsupported {
+		return 0, nil, false
 	}
 	if s.win == 0 {
 		id, err := xproto.NewWindowId(b.conn)
@@ -167,7 +171,7 @@ func (b *Backend) askWindowManager() (n uint64, changed chan struct{}, ok bool) 
 		string(ev.Bytes())).Check(); err != nil {
 		return 0, nil, false
 	}
-	if s.sent == 0 {
+	if s.firstAsked.IsZero() {
 		s.firstAsked = time.Now()
 	}
 	s.sent++

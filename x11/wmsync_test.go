@@ -1,10 +1,15 @@
 package x11_test
 
 import (
+	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cua-host/cua-host/host/display"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/x11"
 )
@@ -53,4 +58,82 @@ func TestWindowManagerCaughtUp(t *testing.T) {
 	if err := b.WindowManagerCaughtUpWithKeymap(t.Context(), 5*time.Second); err != nil {
 		t.Errorf("openbox running again after the mapping change: %v", err)
 	}
+}
+
+// TestWindowManagerReplacedBySilentOne: a manager that lists _NET_REQUEST_FRAME_EXTENTS
+// but never answers it (fluxbox) replaces one that answers (openbox) on a display of the
+// test's own. After a keymap change, the question to the new manager is not waited for
+// longer than its first second: WindowManagerCaughtUpWithKeymap says ErrUnsupported, and
+// says it at once the next time.
+func TestWindowManagerReplacedBySilentOne(t *testing.T) {
+	harness.Require(t)
+	if _, err := exec.LookPath("fluxbox"); err != nil {
+		t.Skip("fluxbox is not installed")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	d, err := display.Start(ctx, display.Options{WindowManager: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	t.Setenv("XAUTHORITY", d.XAuthority())
+	b, err := x11.Open(ctx, x11.Options{Display: d.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil {
+		t.Fatalf("openbox: %v", err)
+	}
+	env := append(os.Environ(), "DISPLAY="+d.Name(), "HOME="+t.TempDir())
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v: %s", name, args, err, out)
+		}
+	}
+	openboxCheck := supportingWMCheck(t, env)
+	run("openbox", "--exit")
+	fb := exec.Command("fluxbox")
+	fb.Env = env
+	if err := fb.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fb.Process.Kill(); fb.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c := supportingWMCheck(t, env); c != "" && c != openboxCheck {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fluxbox did not take over the display")
+		}
+	}
+	run("xmodmap", "-e", "keycode 248 = F33")
+	time.Sleep(200 * time.Millisecond) // the MappingNotify reaches the backend
+	start := time.Now()
+	if err := b.WindowManagerCaughtUpWithKeymap(ctx, 10*time.Second); !errors.Is(err, x11.ErrUnsupported) {
+		t.Fatalf("fluxbox after a keymap change: %v, want ErrUnsupported", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("waited %v for a manager that does not answer", took)
+	}
+	start = time.Now()
+	if err := b.WindowManagerCaughtUpWithKeymap(ctx, 10*time.Second); !errors.Is(err, x11.ErrUnsupported) || time.Since(start) > time.Second {
+		t.Errorf("asked again: %v after %v, want ErrUnsupported at once", err, time.Since(start))
+	}
+}
+
+// supportingWMCheck reads the root's _NET_SUPPORTING_WM_CHECK with xprop ("" when none).
+func supportingWMCheck(t *testing.T, env []string) string {
+	cmd := exec.Command("xprop", "-root", "_NET_SUPPORTING_WM_CHECK")
+	cmd.Env = env
+	out, _ := cmd.Output()
+	s := string(out)
+	if i := strings.Index(s, "# "); i >= 0 {
+		return strings.TrimSpace(s[i+2:])
+	}
+	return ""
 }
