@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/cua-host/cua-host/host"
@@ -50,15 +50,11 @@ func startNestedDisplay(ctx context.Context, width, height int, label string, la
 	}
 	parent, parentXA := os.Getenv("DISPLAY"), personXAuthority(os.Getenv)
 	ds := &displaySetup{}
-	var onClose atomic.Pointer[func()]
+	onClose := &closeRelay{}
 	d, err := display.Start(ctx, display.Options{Logger: log, Width: width, Height: height, WindowManager: true, SessionBus: true,
 		LateWindowManager: lateWM,
 		Nested: &display.NestedOptions{Parent: parent, ParentXAuthority: parentXA, Title: "cua-host: " + label,
-			OnClose: func() {
-				if f := onClose.Load(); f != nil {
-					(*f)()
-				}
-			}}})
+			OnClose: onClose.request}})
 	if err != nil {
 		return nil, fmt.Errorf("nested display: %w", err)
 	}
@@ -82,8 +78,44 @@ func startNestedDisplay(ctx context.Context, width, height int, label string, la
 	ds.watch = d
 	ds.ready = d.WindowManagerReady
 	ds.person = &displaySetup{env: []string{"DISPLAY=" + parent, "XAUTHORITY=" + parentXA}, facts: host.DisplayFacts{Name: parent, XAuthority: parentXA}}
-	ds.onClose = func(f func()) { onClose.Store(&f) }
+	ds.onClose = onClose.handle
 	return ds, nil
+}
+
+// closeRelay passes the person's request to close the nested display's window to the
+// handler set once the session is up. A request made before (the window is shown while
+// the window manager and the worker still start) is kept and handed over when the handler
+// is set: it is not lost.
+type closeRelay struct {
+	mu        sync.Mutex
+	handler   func()
+	requested bool
+}
+
+// request runs the handler, or keeps the request until there is one. It must not block
+// (display.NestedOptions.OnClose): neither may the handler.
+func (r *closeRelay) request() {
+	r.mu.Lock()
+	h := r.handler
+	if h == nil {
+		r.requested = true
+	}
+	r.mu.Unlock()
+	if h != nil {
+		h()
+	}
+}
+
+// handle sets the handler, and runs it at once when the window was asked to close before.
+func (r *closeRelay) handle(f func()) {
+	r.mu.Lock()
+	r.handler = f
+	pending := r.requested
+	r.requested = false
+	r.mu.Unlock()
+	if pending {
+		f()
+	}
 }
 
 // nestedStatus is whether `--display nested` can start here.

@@ -95,3 +95,24 @@ func waitUntil(limit time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// TestCloseRelayKeepsAnEarlyRequest: the person closing the nested display's window before
+// the session is up (the handler is not set yet) is not lost: the handler runs once when
+// it is set; a request after that runs it at once; none runs it twice.
+func TestCloseRelayKeepsAnEarlyRequest(t *testing.T) {
+	var r closeRelay
+	calls := 0
+	r.request()
+	r.request()
+	r.handle(func() { calls++ })
+	if calls != 1 {
+		t.Fatalf("an early request ran the handler %d times when it was set, want 1", calls)
+	}
+	r.request()
+	if calls != 2 {
+		t.Fatalf("a request after the handler was set: %d calls, want 2", calls)
+	}
+
+	var quiet closeRelay
+	quiet.handle(func() { t.Error("the handler ran without a request") })
+}
