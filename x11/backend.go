@@ -119,6 +119,10 @@ type Backend struct {
 	pings pings
 	// wm asks the window manager whether it caught up (WindowManagerCaughtUp).
 	wm wmSync
+	// windows keeps the listed windows' descriptions while no event says they changed;
+	// barrier tells when the event loop has handled the events sent before a read.
+	windows windowCache
+	barrier eventBarrier
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -169,6 +173,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b.atoms.init(conn)
 	b.notify.init()
+	b.windows.init(&b.atoms)
+	b.barrier.init(b)
 	b.procs.init()
 	b.probe()
 	b.serverPID = serverPeerPID(display)
@@ -285,6 +291,7 @@ func (b *Backend) eventLoop() {
 			b.log.Debug("x11 async error", "err", xe.Error())
 			continue
 		}
+		b.windows.note(ev)
 		switch e := ev.(type) {
 		case xproto.ConfigureNotifyEvent:
 			if e.Window == b.root {
@@ -292,6 +299,9 @@ func (b *Backend) eventLoop() {
 			}
 			b.notify.wake()
 		case xproto.PropertyNotifyEvent:
+			if b.barrier.handle(e) {
+				continue
+			}
 			b.handleFrameExtents(e)
 			b.notify.wake()
 		case xproto.MapNotifyEvent, xproto.CreateNotifyEvent, xproto.ReparentNotifyEvent:

@@ -2,6 +2,7 @@ package x11
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,32 +59,22 @@ type Window struct {
 // the list is _NET_CLIENT_LIST_STACKING (or _NET_CLIENT_LIST); without one it is the
 // root's children that carry WM_CLASS or a name. Windows that vanish while being read are
 // left out.
+//
+// The list and the active window are read on every call; each window's description is
+// read again only when an event said it may have changed since the last read
+// (windowCache): one round trip when none did.
 func (b *Backend) Windows(ctx context.Context) ([]Window, error) {
-	if b.closed() {
-		return nil, ErrClosed
-	}
-	// Two round trips whatever the number of windows: the client list and the active
-	// window, then every window's description at once.
-	listC := b.sendClientList()
-	activeC := b.sendActive()
-	ids, err := listC.ids(b)
+	ids, active, descs, err := b.listed(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
-	active := activeC.window()
-	pending := make([]describeCookies, len(ids))
-	for i, id := range ids {
-		pending[i] = b.sendDescribe(id)
-	}
 	out := make([]Window, 0, len(ids))
 	for i := len(ids) - 1; i >= 0; i-- { // stacking order is bottom to top
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		w, err := pending[i].collect(active)
-		if err != nil {
+		if !descs[i].have {
 			continue
 		}
+		w := descs[i].desc
+		w.Focused = active == ids[i]
 		w.Stack = len(out)
 		out = append(out, w)
 	}
@@ -93,31 +84,64 @@ func (b *Backend) Windows(ctx context.Context) ([]Window, error) {
 // Window describes one top-level window by id. It returns ErrWindowNotFound when id is
 // not a current top-level client window.
 func (b *Backend) Window(ctx context.Context, id uint32) (Window, error) {
-	if b.closed() {
-		return Window{}, ErrClosed
-	}
-	// One round trip: the window is described while the client list that must name it
-	// is read.
-	listC := b.sendClientList()
-	activeC := b.sendActive()
-	descC := b.sendDescribe(xproto.Window(id))
-	ids, err := listC.ids(b)
+	ids, active, descs, err := b.listed(ctx, xproto.Window(id))
 	if err != nil {
-		descC.discard()
 		return Window{}, err
 	}
-	active := activeC.window()
 	pos := slices.Index(ids, xproto.Window(id))
 	if pos < 0 {
-		descC.discard()
 		return Window{}, fmt.Errorf("%w: 0x%x", ErrWindowNotFound, id)
 	}
-	w, err := descC.collect(active)
-	if err != nil {
-		return Window{}, fmt.Errorf("%w: 0x%x: %v", ErrWindowNotFound, id, err)
+	if !descs[pos].have {
+		return Window{}, fmt.Errorf("%w: 0x%x: it could not be described", ErrWindowNotFound, id)
 	}
+	w := descs[pos].desc
+	w.Focused = active == xproto.Window(id)
 	w.Stack = len(ids) - 1 - pos
 	return w, nil
+}
+
+// listed reads the client list (bottom to top) and the active window, and describes the
+// listed windows — only window only when it is not 0 — from the cache where it can. descs
+// is parallel to ids.
+func (b *Backend) listed(ctx context.Context, only xproto.Window) (ids []xproto.Window, active xproto.Window, descs []cachedWindow, err error) {
+	if b.closed() {
+		return nil, 0, nil, ErrClosed
+	}
+	c := &b.windows
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	// One round trip: the barrier, the client list and the active window.
+	mark := b.barrier.send(b)
+	listC := b.sendClientList()
+	activeC := b.sendActive()
+	ids, err = listC.ids(b)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	active = activeC.window()
+	fresh := true
+	if err := b.barrier.wait(ctx, b, mark); err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+			return nil, 0, nil, err
+		}
+		fresh = false
+	}
+	if only == 0 {
+		descs, err = c.describe(ctx, b, ids, fresh, true)
+		return ids, active, descs, err
+	}
+	pos := slices.Index(ids, only)
+	descs = make([]cachedWindow, len(ids))
+	if pos < 0 {
+		return ids, active, descs, nil
+	}
+	one, err := c.describe(ctx, b, ids[pos:pos+1], fresh, false)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	descs[pos] = one[0]
+	return ids, active, descs, nil
 }
 
 // clientIDs returns the client windows bottom to top (clientListCookies.ids).
@@ -253,11 +277,6 @@ func (b *Backend) sendDescribe(id xproto.Window) describeCookies {
 		d.hasXRes = true
 	}
 	return d
-}
-
-// discard reads and drops every reply, so none is left waiting on the connection.
-func (d describeCookies) discard() {
-	_, _ = d.collect(0)
 }
 
 // collect waits for the replies of sendDescribe and builds the window. Every reply is read,
