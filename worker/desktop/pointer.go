@@ -182,11 +182,16 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 			return nil, err
 		}
+		// The pointer is read back while the window manager replays its grab of the press:
+		// where the pointer is does not wait for that.
+		verified := make(chan bool, 1)
+		go func() { verified <- d.verifyPointer(ctx, dl, p, win, ev) }()
 		if err := settleClick(ctx, dl, p); err != nil {
+			<-verified
 			dl.finish(ctx, ev)
 			return nil, err
 		}
-		ok := d.verifyPointer(ctx, dl, p, win, ev)
+		ok := <-verified
 		dl.finish(ctx, ev)
 		return deviceResult(dl, fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), inputEffect, count, ok, ev,
 			map[string]any{"x": p.X, "y": p.Y, "button": btn.String(), "count": count}), nil
