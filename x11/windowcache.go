@@ -192,12 +192,11 @@ func (c *windowCache) describe(ctx context.Context, b *Backend, ids []xproto.Win
 		got[i], errs[i] = pending[i].collect(0)
 	}
 	c.reads.Add(uint64(len(read)))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	out := make([]cachedWindow, len(ids))
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// What was read is stored even when ctx ended meanwhile: the entries were marked valid
+	// for this read.
 	for i, id := range read {
 		en := c.entries[id]
 		if en == nil {
@@ -208,6 +207,9 @@ func (c *windowCache) describe(ctx context.Context, b *Backend, ids []xproto.Win
 			continue
 		}
 		en.desc, en.have = got[i], true
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	for i, id := range ids {
 		if en := c.entries[id]; en != nil && en.have {
