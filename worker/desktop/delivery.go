@@ -53,6 +53,9 @@ type delivery struct {
 	// manager moved it (keepPersonFocus); both nil otherwise.
 	personFocus *x11.Focus
 	keep        func(context.Context, map[string]any)
+	// focusAhead, when not nil, answers the read of the person's focus that pointerReady
+	// started beside its checks (readFocusAhead).
+	focusAhead chan focusRead
 	// session and tool are the call's (for the session's agent cursor).
 	session *tool.Session
 	tool    string
@@ -111,7 +114,7 @@ func (d *desk) ready(ctx context.Context, call *tool.Call, dl *delivery, win *x1
 			}
 		}
 		if dl.shared && win != nil {
-			if f, err := d.b.InputFocus(ctx); err == nil && f.TopLevel != win.ID {
+			if f, err := dl.inputFocus(ctx, d.b); err == nil && f.TopLevel != win.ID {
 				dl.personFocus = &f
 				dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
 			}
@@ -161,16 +164,57 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 	if pre != nil {
 		checks = append(checks, pre(dl))
 	}
+	if dl.background() && dl.shared && win != nil {
+		dl.readFocusAhead(ctx, d.b)
+	}
 	if err := precheck(ctx, checks...); err != nil {
+		dl.dropFocusAhead()
 		return dl, nil, err
 	}
 	if err := d.ready(ctx, call, dl, win, ev, needFocus); err != nil {
+		dl.dropFocusAhead()
 		return dl, nil, err
 	}
 	if err := d.awaitTyped(ctx, win, ev); err != nil {
 		return dl, nil, err
 	}
 	return dl, guards, nil
+}
+
+// focusRead is the answer of a read of the input focus.
+type focusRead struct {
+	focus x11.Focus
+	err   error
+}
+
+// readFocusAhead starts reading the person's focus, which ready needs, beside the checks
+// that run before it: both are read before anything is sent, and the read costs no round
+// trip of its own.
+func (dl *delivery) readFocusAhead(ctx context.Context, b *x11.Backend) {
+	ch := make(chan focusRead, 1)
+	go func() {
+		f, err := b.InputFocus(ctx)
+		ch <- focusRead{f, err}
+	}()
+	dl.focusAhead = ch
+}
+
+// inputFocus returns the focus read ahead, or reads it.
+func (dl *delivery) inputFocus(ctx context.Context, b *x11.Backend) (x11.Focus, error) {
+	if dl.focusAhead == nil {
+		return b.InputFocus(ctx)
+	}
+	r := <-dl.focusAhead
+	dl.focusAhead = nil
+	return r.focus, r.err
+}
+
+// dropFocusAhead waits for a read started ahead and drops it.
+func (dl *delivery) dropFocusAhead() {
+	if dl.focusAhead != nil {
+		<-dl.focusAhead
+		dl.focusAhead = nil
+	}
 }
 
 // restorer records the active window and the core pointer position before foreground
