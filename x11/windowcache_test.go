@@ -12,6 +12,7 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+	"go.uber.org/goleak"
 
 	"github.com/cua-host/cua-host/test/xevlog/harness"
 	"github.com/cua-host/cua-host/x11"
@@ -150,6 +151,10 @@ func agree(t *testing.T, b *x11.Backend, step string, ids []uint32) {
 // what xprop and xwininfo read from the server, although Windows reuses descriptions no
 // event has marked stale.
 func TestWindowListFollowsTheServer(t *testing.T) {
+	// The backend's goroutines (its event loop, xgb's) end with Close, which runs at
+	// cleanup before this check.
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	b := open(t)
 	a := harness.StartXevlog(t, harness.XevlogOptions{Title: "cache alpha"})
 	z := harness.StartXevlog(t, harness.XevlogOptions{Title: "cache zulu"})
