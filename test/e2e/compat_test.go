@@ -200,15 +200,19 @@ func TestCompat(t *testing.T) {
 // the witness got, instead of failing; every other false success fails it. Some come and
 // go between runs, so one that works is logged too. docs/apps.md has the whole matrix.
 var compatKnownDefects = map[string]string{
-	// gnome-text-editor (GTK 4) showed every key of the click probe — the 30 lines and the q
-	// after the click, each read back from its text view (effect confirmed) — but the
-	// ctrl+s that follows did not save, in 5 cells of 46 under openbox and fluxbox. An xtrace
-	// of the editor's connection shows the same events in a run that fails as in one that
-	// works, the s of the ctrl+s with Control in its modifiers. Not diagnosed further. The
-	// full matrix has seen it under i3 too. (Before the session keyboard's focus was told again after a give-back, the
-	// editor also dropped every key of a probe in 5 cells of 23; in 46 cells since, none.)
-	"openbox/gnome-text-editor/click": "GTK 4's text editor sometimes does not act on the ctrl+s after a click",
-	"fluxbox/gnome-text-editor/click": "GTK 4's text editor sometimes does not act on the ctrl+s after a click",
+	// gnome-text-editor (GTK 4) showed every key of a probe — each read back from its text
+	// view (effect confirmed) — but the ctrl+s that follows did not save: in the click
+	// probe in 5 cells of 46 under openbox and fluxbox, in the typing probe once in 20
+	// cells with the other core busy. An xtrace of the editor's connection shows the same
+	// events in a run that fails as in one that works, the s of the ctrl+s with Control in
+	// its modifiers. The editor disables its save action while its document is busy, which
+	// it is while it writes its draft copy a few seconds after a change (auto-save-delay):
+	// the likely cause, read in its source and not confirmed by an experiment. The hotkey
+	// says its effect is unverifiable.
+	"openbox/gnome-text-editor/click":  "GTK 4's text editor sometimes does not act on the ctrl+s (it drops it while it saves a draft)",
+	"fluxbox/gnome-text-editor/click":  "GTK 4's text editor sometimes does not act on the ctrl+s (it drops it while it saves a draft)",
+	"openbox/gnome-text-editor/typing": "GTK 4's text editor sometimes does not act on the ctrl+s (it drops it while it saves a draft)",
+	"fluxbox/gnome-text-editor/typing": "GTK 4's text editor sometimes does not act on the ctrl+s (it drops it while it saves a draft)",
 	// openbox holds a click it grabs to focus until it has grabbed its key bindings
 	// again after every keyboard mapping change, and typing for Qt 5 borrows many
 	// scattered keycodes, a change each: on a loaded machine, seconds. Pointer input now
