@@ -293,3 +293,43 @@ func TestWindowListFollowsAnAncestorMoving(t *testing.T) {
 	}
 	agree(t, b, "the wrapper unmapped", ids)
 }
+
+// TestWindowListUnderConcurrentReadsAndChanges reads the window list from several
+// goroutines while another client moves and renames a window, and checks that every read
+// ends and the list then agrees with xprop and xwininfo.
+func TestWindowListUnderConcurrentReadsAndChanges(t *testing.T) {
+	b := open(t)
+	a := harness.StartXevlog(t, harness.XevlogOptions{Title: "cache busy"})
+	windowOf(t, b, a)
+	id := fmt.Sprint(a.Window)
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 100 {
+				if _, err := b.Windows(t.Context()); err != nil {
+					done <- err
+					return
+				}
+				if _, err := b.Window(t.Context(), a.Window); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for i := range 20 {
+		harness.Command(t, "xdotool", "windowmove", id, fmt.Sprint(50+i*7), "60", "set_window", "--name", fmt.Sprintf("cache busy %d", i), id)
+	}
+	for range 4 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a read of the window list did not end")
+		}
+	}
+	agree(t, b, "concurrent reads and changes", []uint32{a.Window})
+}
