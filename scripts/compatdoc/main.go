@@ -364,12 +364,14 @@ func seenElsewhere(p func(string, ...any)) {
 		"from its text view: effect confirmed) but the ctrl+s that follows did not save — in the click probe in 5 " +
 		"cells of 46 under openbox and fluxbox, in the typing probe once in 20 cells with the other core busy, and " +
 		"once under i3 in a full matrix on a loaded machine. An xtrace of the editor's connection shows the same " +
-		"events as in a run that saves, the s of the ctrl+s with Control in its modifiers. The likely cause is the " +
-		"editor's own (read in its source, not confirmed by an experiment): it disables its save action while its " +
+		"events as in a run that saves, the s of the ctrl+s with Control in its modifiers. The cause is the " +
+		"editor's own: it disables its save action while its " +
 		"document is busy (`editor_page_get_can_save`), and the document is busy while the editor writes its draft " +
 		"copy, which it does a few seconds after the session or the document changed (`auto-save-delay`, 3 s by " +
 		"default; `_editor_document_save_draft_async`), longer on a loaded machine. A ctrl+s pressed then is " +
-		"dropped, from a person's keyboard as from the session's. The hotkey says its effect is `unverifiable`, as " +
+		"dropped, from a person's keyboard as from the session's: `scripts/gte-draft-save.sh` makes the draft write " +
+		"last 4 s and presses ctrl+s with xdotool before it (saved) and during it (not saved). The hotkey says its " +
+		"effect is `unverifiable`, as " +
 		"it is: an agent reads the file or the window's modified marker back and presses ctrl+s again. Before the " +
 		"session keyboard's focus was told again after the person's focus was given back, the editor also dropped " +
 		"every key of a probe while every call said completed, in 5 cells of 23 under openbox; in 46 cells since, " +

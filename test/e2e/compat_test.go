@@ -206,9 +206,9 @@ var compatKnownDefects = map[string]string{
 	// cells with the other core busy. An xtrace of the editor's connection shows the same
 	// events in a run that fails as in one that works, the s of the ctrl+s with Control in
 	// its modifiers. The editor disables its save action while its document is busy, which
-	// it is while it writes its draft copy a few seconds after a change (auto-save-delay):
-	// the likely cause, read in its source and not confirmed by an experiment. The hotkey
-	// says its effect is unverifiable.
+	// it is while it writes its draft copy a few seconds after a change (auto-save-delay);
+	// scripts/gte-draft-save.sh shows a ctrl+s from xdotool dropped the same way. The
+	// hotkey says its effect is unverifiable.
 	"openbox/gnome-text-editor/click":  "GTK 4's text editor sometimes does not act on the ctrl+s (it drops it while it saves a draft)",
 	"fluxbox/gnome-text-editor/click":  "GTK 4's text editor sometimes does not act on the ctrl+s (it drops it while it saves a draft)",
 	"openbox/gnome-text-editor/typing": "GTK 4's text editor sometimes does not act on the ctrl+s (it drops it while it saves a draft)",
