@@ -189,7 +189,7 @@ func (c *windowCache) describe(ctx context.Context, b *Backend, ids []xproto.Win
 	got := make([]Window, len(read))
 	errs := make([]error, len(read))
 	for i := range pending {
-		got[i], errs[i] = pending[i].collect(0)
+		got[i], errs[i] = pending[i].collect()
 	}
 	c.reads.Add(uint64(len(read)))
 	out := make([]cachedWindow, len(ids))

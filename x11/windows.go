@@ -279,9 +279,10 @@ func (b *Backend) sendDescribe(id xproto.Window) describeCookies {
 	return d
 }
 
-// collect waits for the replies of sendDescribe and builds the window. Every reply is read,
-// even after an error, so none is left behind.
-func (d describeCookies) collect(active xproto.Window) (Window, error) {
+// collect waits for the replies of sendDescribe and builds the window, without Focused and
+// Stack (the caller knows the active window and the order). Every reply is read, even after
+// an error, so none is left behind.
+func (d describeCookies) collect() (Window, error) {
 	attr, attrErr := d.attr.Reply()
 	geo, geoErr := d.geo.Reply()
 	tr, trErr := d.tr.Reply()
@@ -342,7 +343,6 @@ func (d describeCookies) collect(active xproto.Window) (Window, error) {
 			w.Minimized = true
 		}
 	}
-	w.Focused = active == d.id
 	netPID := 0
 	if pidErr == nil {
 		if v := propUint32s(pid); len(v) > 0 {
