@@ -380,6 +380,21 @@ func syncConn(c *xgb.Conn) error {
 	return nil
 }
 
+// newPropertyWindow creates a never-mapped 1×1 input-only window on conn whose property
+// changes come to conn as PropertyNotify events: a place for selections, questions to the
+// window manager and markers in the event stream.
+func newPropertyWindow(conn *xgb.Conn, root xproto.Window) (xproto.Window, error) {
+	id, err := xproto.NewWindowId(conn)
+	if err != nil {
+		return 0, xerr("NewWindowId", err)
+	}
+	if err := xproto.CreateWindowChecked(conn, 0, id, root, -10, -10, 1, 1, 0, xproto.WindowClassInputOnly,
+		0, xproto.CwEventMask, []uint32{xproto.EventMaskPropertyChange}).Check(); err != nil {
+		return 0, xerr("CreateWindow", err)
+	}
+	return id, nil
+}
+
 // notifier lets goroutines wait for "something changed" without polling hard.
 type notifier struct {
 	mu sync.Mutex // mu guards ch

@@ -33,12 +33,11 @@ type eventBarrier struct {
 func (e *eventBarrier) init(b *Backend) {
 	e.changed = make(chan struct{})
 	e.atom = b.atoms.get("_CUA_HOST_EVENT_BARRIER")
-	id, err := xproto.NewWindowId(b.conn)
-	if err != nil || e.atom == 0 {
+	if e.atom == 0 {
 		return
 	}
-	if err := xproto.CreateWindowChecked(b.conn, 0, id, b.root, -1, -1, 1, 1, 0, xproto.WindowClassInputOnly,
-		0, xproto.CwEventMask, []uint32{xproto.EventMaskPropertyChange}).Check(); err != nil {
+	id, err := newPropertyWindow(b.conn, b.root)
+	if err != nil {
 		b.log.Debug("x11 event barrier window", "err", err)
 		return
 	}

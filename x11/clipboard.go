@@ -54,15 +54,10 @@ func (b *Backend) clipboardConn(ctx context.Context) (*clipboard, error) {
 		c := &clipboard{conn: conn, notifyCh: make(chan xproto.SelectionNotifyEvent, 1), propCh: make(chan xproto.PropertyNotifyEvent, 64)}
 		c.atoms.init(conn)
 		scr := xproto.Setup(conn).DefaultScreen(conn)
-		wid, err := xproto.NewWindowId(conn)
-		if err == nil {
-			err = xproto.CreateWindowChecked(conn, 0, wid, scr.Root, -10, -10, 1, 1, 0,
-				xproto.WindowClassInputOnly, 0, xproto.CwEventMask,
-				[]uint32{xproto.EventMaskPropertyChange}).Check()
-		}
+		wid, err := newPropertyWindow(conn, scr.Root)
 		if err != nil {
 			conn.Close()
-			b.clipErr = xerr("CreateWindow", err)
+			b.clipErr = err
 			return
 		}
 		c.win = wid

@@ -148,14 +148,8 @@ func (b *Backend) askWindowManager() (n uint64, changed chan struct{}, ok bool) 
 		return 0, nil, false
 	}
 	if s.win == 0 {
-		id, err := xproto.NewWindowId(b.conn)
+		id, err := newPropertyWindow(b.conn, b.root)
 		if err != nil {
-			return 0, nil, false
-		}
-		// Never mapped: a 1×1 input-only window whose property changes come to the
-		// event loop.
-		if err := xproto.CreateWindowChecked(b.conn, 0, id, b.root, -1, -1, 1, 1, 0, xproto.WindowClassInputOnly,
-			0, xproto.CwEventMask, []uint32{xproto.EventMaskPropertyChange}).Check(); err != nil {
 			return 0, nil, false
 		}
 		s.win = id
