@@ -80,6 +80,9 @@ type Backend struct {
 	// lastChain is the frame and client the last walk of TopLevelsAt found, which the next
 	// one asks about first (guessChain).
 	lastChain atomic.Pointer[chain]
+	// activeFromFocus is set when the last read of the active window found no
+	// _NET_ACTIVE_WINDOW: the next read asks the input focus with it (sendActive).
+	activeFromFocus atomic.Bool
 
 	// input is a one-slot semaphore: whoever holds it may send input. It guards the
 	// fields below and is taken with a context (lockInput).

@@ -113,21 +113,30 @@ func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
 	c := b.conn
 	wmState := b.atoms.get("WM_STATE")
 	path := ch.path
+	last := len(path) - 1
 	states := make([]xproto.GetPropertyCookie, len(path))
-	pids := make([]res.QueryClientIdsCookie, len(path))
 	for i, w := range path {
 		states[i] = xproto.GetProperty(c, false, w, wmState, xproto.GetPropertyTypeAny, 0, 0)
-		if b.caps.XRes {
-			pids[i] = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(w), Mask: res.ClientIdMaskLocalClientPID}})
-		}
+	}
+	// Only the window the walk ends on is asked who created it, and only a path of the
+	// frame alone is asked what lies below its last window: a walk that ends on a client
+	// reads nothing else of it. Each request costs about as much as a round trip's wait
+	// (see docs/performance.md).
+	var pid res.QueryClientIdsCookie
+	if b.caps.XRes {
+		pid = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(path[last]), Mask: res.ClientIdMaskLocalClientPID}})
+	}
+	downTo := last
+	if last == 0 {
+		downTo = 1
 	}
 	frameAttr := xproto.GetWindowAttributes(c, path[0])
 	roots := make([]xproto.TranslateCoordinatesCookie, len(pts))
 	downs := make([][]xproto.TranslateCoordinatesCookie, len(pts))
 	for i, p := range pts {
 		roots[i] = xproto.TranslateCoordinates(c, b.root, b.root, int16(p.X), int16(p.Y))
-		downs[i] = make([]xproto.TranslateCoordinatesCookie, len(path))
-		for j, w := range path {
+		downs[i] = make([]xproto.TranslateCoordinatesCookie, downTo)
+		for j, w := range path[:downTo] {
 			downs[i][j] = xproto.TranslateCoordinates(c, b.root, w, int16(p.X), int16(p.Y))
 		}
 	}
@@ -139,24 +148,19 @@ func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
 		ok = ok && err == nil
 		client[i] = err == nil && st.Format != 0
 	}
-	pid := 0
+	got := 0
 	if b.caps.XRes {
-		for i := range path {
-			if got := pidOf(pids[i]); i == len(path)-1 {
-				pid = got
-			}
-		}
+		got = pidOf(pid)
 	}
 	fa, err := frameAttr.Reply()
 	ok = ok && err == nil
-	last := len(path) - 1
 	for i, w := range path[:last] {
 		ok = ok && !client[i] && w != 0
 	}
 	for i := range pts {
 		r, err := roots[i].Reply()
 		ok = ok && err == nil && r.Child == path[0]
-		for j := range path {
+		for j := range downTo {
 			d, err := downs[i][j].Reply()
 			switch {
 			case err != nil:
@@ -166,14 +170,17 @@ func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
 			case !client[j]:
 				// The walk ends on a window that is no client only when nothing lies
 				// below it at the point, and only at the first level (the frame itself).
-				ok = ok && j == 0 && d.Child == 0
+				ok = ok && d.Child == 0
 			}
 		}
 	}
+	// The last window of a longer path must be a client: the walk would have gone on
+	// below a window that is none.
+	ok = ok && (last == 0 || client[last])
 	if !ok {
 		return nil, false
 	}
-	top := TopLevel{Window: uint32(path[last]), Frame: uint32(path[0]), PID: pid, OverrideRedirect: fa.OverrideRedirect}
+	top := TopLevel{Window: uint32(path[last]), Frame: uint32(path[0]), PID: got, OverrideRedirect: fa.OverrideRedirect}
 	out := make([]TopLevel, len(pts))
 	for i := range out {
 		out[i] = top

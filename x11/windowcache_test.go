@@ -333,3 +333,92 @@ func TestWindowListUnderConcurrentReadsAndChanges(t *testing.T) {
 	}
 	agree(t, b, "concurrent reads and changes", []uint32{a.Window})
 }
+
+// TestActiveWindowFallsBackToTheFocus checks the active window a listing reports where the
+// manager's _NET_ACTIVE_WINDOW is missing: the window with the input focus, read in the
+// same listing, whether the property was missing at the previous read or not, and the
+// property again once it is back. xdotool reads the focus for comparison.
+func TestActiveWindowFallsBackToTheFocus(t *testing.T) {
+	b := open(t)
+	harness.StopWindowManager(t)
+	conn, err := xgb.NewConnDisplay("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	root := xproto.Setup(conn).DefaultScreen(conn).Root
+	atom := func(name string) xproto.Atom {
+		r, err := xproto.InternAtom(conn, false, uint16(len(name)), name).Reply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Atom
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	stacking, active := atom("_NET_CLIENT_LIST_STACKING"), atom("_NET_ACTIVE_WINDOW")
+	for _, a := range []xproto.Atom{stacking, active} {
+		was, err := xproto.GetProperty(conn, false, root, a, xproto.GetPropertyTypeAny, 0, 1<<16).Reply()
+		check("GetProperty", err)
+		t.Cleanup(func() {
+			if was.Format == 0 {
+				xproto.DeletePropertyChecked(conn, root, a).Check()
+				return
+			}
+			xproto.ChangePropertyChecked(conn, xproto.PropModeReplace, root, a, was.Type, was.Format, was.ValueLen, was.Value).Check()
+		})
+	}
+	var ids []xproto.Window
+	var list []byte
+	for i, name := range []string{"fallback one", "fallback two"} {
+		id, err := xproto.NewWindowId(conn)
+		check("NewWindowId", err)
+		check("CreateWindow", xproto.CreateWindowChecked(conn, 0, id, root, int16(50+300*i), 50, 200, 150, 0, xproto.WindowClassInputOutput, 0,
+			xproto.CwOverrideRedirect, []uint32{1}).Check()) // the stopped manager would hold a map request
+		check("name", xproto.ChangePropertyChecked(conn, xproto.PropModeReplace, id, atom("_NET_WM_NAME"), atom("UTF8_STRING"), 8, uint32(len(name)), []byte(name)).Check())
+		check("MapWindow", xproto.MapWindowChecked(conn, id).Check())
+		ids = append(ids, id)
+		list = append(list, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+	}
+	check("client list", xproto.ChangePropertyChecked(conn, xproto.PropModeReplace, root, stacking, xproto.AtomWindow, 32, uint32(len(list)/4), list).Check())
+	setActive := func(w xproto.Window) {
+		v := []byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24)}
+		check("set _NET_ACTIVE_WINDOW", xproto.ChangePropertyChecked(conn, xproto.PropModeReplace, root, active, xproto.AtomWindow, 32, 1, v).Check())
+	}
+	focus := func(w xproto.Window) {
+		check("SetInputFocus", xproto.SetInputFocusChecked(conn, xproto.InputFocusParent, w, xproto.TimeCurrentTime).Check())
+		if got := strings.TrimSpace(harness.Command(t, "xdotool", "getwindowfocus")); got != fmt.Sprint(uint32(w)) {
+			t.Fatalf("xdotool getwindowfocus = %s, want %d", got, w)
+		}
+	}
+	want := func(step string, focused xproto.Window) {
+		t.Helper()
+		wins, err := b.Windows(t.Context())
+		check("Windows", err)
+		for _, id := range ids {
+			one, err := b.Window(t.Context(), uint32(id))
+			check("Window", err)
+			i := slices.IndexFunc(wins, func(w x11.Window) bool { return w.ID == uint32(id) })
+			if i < 0 {
+				t.Fatalf("%s: 0x%x not listed", step, id)
+			}
+			if w := id == focused; wins[i].Focused != w || one.Focused != w {
+				t.Errorf("%s: 0x%x Focused = %v (list) / %v (alone), want %v", step, id, wins[i].Focused, one.Focused, w)
+			}
+		}
+	}
+	setActive(ids[0])
+	focus(ids[1])
+	want("the property names the first, the focus is on the second", ids[0])
+	check("delete _NET_ACTIVE_WINDOW", xproto.DeletePropertyChecked(conn, root, active).Check())
+	want("no property: the focus, read after a read that had the property", ids[1])
+	want("no property, again", ids[1])
+	focus(ids[0])
+	want("no property, the focus moved", ids[0])
+	setActive(ids[1])
+	want("the property is back", ids[1])
+}

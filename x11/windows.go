@@ -212,28 +212,43 @@ func (b *Backend) isClient(w xproto.Window) bool {
 
 // activeCookies are the requests of the active window in flight.
 type activeCookies struct {
+	b     *Backend
 	net   xproto.GetPropertyCookie
-	focus xproto.GetInputFocusCookie
+	focus *xproto.GetInputFocusCookie // nil when not asked with net
 }
 
-// sendActive asks for _NET_ACTIVE_WINDOW and, for a desktop without an EWMH window
-// manager, the input focus, at once.
+// sendActive asks for _NET_ACTIVE_WINDOW and, when the last answer had none (a desktop
+// without an EWMH window manager), the input focus, at once. Where the manager keeps the
+// property, the focus is asked only if it is ever missing.
 func (b *Backend) sendActive() activeCookies {
-	return activeCookies{
-		net:   xproto.GetProperty(b.conn, false, b.root, b.atoms.get("_NET_ACTIVE_WINDOW"), xproto.GetPropertyTypeAny, 0, 1<<24),
-		focus: xproto.GetInputFocus(b.conn),
+	c := activeCookies{b: b, net: xproto.GetProperty(b.conn, false, b.root, b.atoms.get("_NET_ACTIVE_WINDOW"), xproto.GetPropertyTypeAny, 0, 1<<24)}
+	if b.activeFromFocus.Load() {
+		f := xproto.GetInputFocus(b.conn)
+		c.focus = &f
 	}
+	return c
 }
 
 // window returns the active window: _NET_ACTIVE_WINDOW, else the window with the input
 // focus, else 0.
 func (c activeCookies) window() xproto.Window {
 	r, err := c.net.Reply()
-	f, ferr := c.focus.Reply()
+	var (
+		f    *xproto.GetInputFocusReply
+		ferr error
+	)
+	if c.focus != nil {
+		f, ferr = c.focus.Reply()
+	}
 	if err == nil && r.Format != 0 {
 		if v := propUint32s(r); len(v) > 0 && v[0] != 0 {
+			c.b.activeFromFocus.Store(false)
 			return xproto.Window(v[0])
 		}
+	}
+	c.b.activeFromFocus.Store(true)
+	if c.focus == nil {
+		f, ferr = xproto.GetInputFocus(c.b.conn).Reply()
 	}
 	if ferr != nil || f.Focus <= 1 { // None or PointerRoot
 		return 0
