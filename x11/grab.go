@@ -138,16 +138,49 @@ func (b *Backend) InputFocus(ctx context.Context) (Focus, error) { return b.core
 // lies in. The questions about the window that had the focus last are sent with the
 // question of the focus: when it still has it, one round trip answers both.
 func (d *Devices) InputFocus(ctx context.Context) (Focus, error) {
-	b := d.b
-	if b.closed() {
+	if d.b.closed() {
 		return Focus{}, ErrClosed
 	}
-	focusC := xproto.GetInputFocus(d.conn)
-	var guess *focusLevel
-	if last := xproto.Window(d.lastFocus.Load()); last > 1 && last != b.root {
-		guess = b.askFocusLevel(last)
+	return d.AskInputFocus().Answer(ctx)
+}
+
+// AskInputFocus sends InputFocus's questions and returns without waiting for the answers.
+// The server answers requests on one connection in order: a reply to any request the
+// backend sends on its main connection after this one says the focus was read before that
+// request was carried out.
+func (b *Backend) AskInputFocus() *FocusQuestion { return b.core.AskInputFocus() }
+
+// AskInputFocus sends InputFocus's questions about this set's keyboard and returns without
+// waiting for the answers (see Backend.AskInputFocus).
+func (d *Devices) AskInputFocus() *FocusQuestion {
+	q := &FocusQuestion{d: d, focus: xproto.GetInputFocus(d.conn)}
+	if last := xproto.Window(d.lastFocus.Load()); last > 1 && last != d.b.root {
+		q.guess = d.b.askFocusLevel(last)
 	}
-	r, err := focusC.Reply()
+	return q
+}
+
+// FocusQuestion is a read of a keyboard's focus in flight (AskInputFocus). Answer reads
+// it once; it is not safe for concurrent use.
+type FocusQuestion struct {
+	d     *Devices
+	focus xproto.GetInputFocusCookie
+	guess *focusLevel
+}
+
+// Discard drops the answers of a question no longer needed.
+func (q *FocusQuestion) Discard() {
+	_, _ = q.focus.Reply()
+	if q.guess != nil {
+		q.guess.discard()
+	}
+}
+
+// Answer waits for the focus and finds the top-level client window it lies in, asking
+// about each window on the way up that was not asked about already.
+func (q *FocusQuestion) Answer(ctx context.Context) (Focus, error) {
+	d, b, guess := q.d, q.d.b, q.guess
+	r, err := q.focus.Reply()
 	if err != nil {
 		if guess != nil {
 			guess.discard()

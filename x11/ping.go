@@ -70,10 +70,53 @@ func (b *Backend) handlePing(ev xproto.ClientMessageEvent) {
 // answer. It reports false at once when win does not take part in the protocol, and when
 // no answer came in time.
 func (b *Backend) pingClient(ctx context.Context, win xproto.Window, limit time.Duration) bool {
-	protos, err := getProperty(b.conn, win, b.atoms.get("WM_PROTOCOLS"))
-	if err != nil || protos == nil || !slices.Contains(propUint32s(protos), uint32(b.atoms.get("_NET_WM_PING"))) {
+	if !b.takesPing(b.askProtocols(win)) {
 		return false
 	}
+	return b.ping(ctx, win, limit)
+}
+
+// askProtocols sends the question of win's WM_PROTOCOLS; takesPing reads its answer.
+func (b *Backend) askProtocols(win xproto.Window) xproto.GetPropertyCookie {
+	return xproto.GetProperty(b.conn, false, win, b.atoms.get("WM_PROTOCOLS"), xproto.GetPropertyTypeAny, 0, 1<<16)
+}
+
+// takesPing reports whether the WM_PROTOCOLS asked for list _NET_WM_PING.
+func (b *Backend) takesPing(c xproto.GetPropertyCookie) bool {
+	r, err := c.Reply()
+	if err != nil || r.Format == 0 {
+		return false
+	}
+	return slices.Contains(propUint32s(r), uint32(b.atoms.get("_NET_WM_PING")))
+}
+
+// FocusWhenCaughtUp returns the window with the core keyboard's focus once the client of
+// top-level window win has handled the events queued for it so far (CaughtUp, waiting up
+// to limit). The focus of a client that does not take part in the ping protocol is read
+// in the same round trip as the question whether it does.
+func (b *Backend) FocusWhenCaughtUp(ctx context.Context, win uint32, limit time.Duration) (uint32, error) {
+	if b.closed() {
+		return 0, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	protos := b.askProtocols(xproto.Window(win))
+	focus := xproto.GetInputFocus(b.conn)
+	pings := win != 0 && b.takesPing(protos)
+	r, err := focus.Reply()
+	if !pings {
+		if err != nil {
+			return 0, xerr("GetInputFocus", err)
+		}
+		return uint32(r.Focus), nil
+	}
+	b.ping(ctx, xproto.Window(win), limit)
+	return b.FocusWindow(ctx)
+}
+
+// ping sends a ping to win's client and waits up to limit for its answer.
+func (b *Backend) ping(ctx context.Context, win xproto.Window, limit time.Duration) bool {
 	token, answered := b.pings.add()
 	defer b.pings.remove(token)
 	ev := xproto.ClientMessageEvent{

@@ -128,10 +128,22 @@ func (d *Devices) MoveTo(ctx context.Context, p Point, guards ...Guard) error {
 // Click moves to p and clicks button count times (1–3) with the modifier keys mods held.
 // Guards run right before the first event (see Guard).
 func (d *Devices) Click(ctx context.Context, p Point, btn Button, count int, mods []string, guards ...Guard) error {
+	if err := d.ClickUnsynced(ctx, p, btn, count, mods, guards...); err != nil {
+		return err
+	}
+	return d.sync()
+}
+
+// ClickUnsynced is Click without its last round trip: it returns once the events are
+// written, not once the server has processed them. The caller's next request on this
+// set's connection waits for that: WaitPointerReplayed, which a click through a session's
+// pointer is followed by, begins with a query of the pointer. The input lock is released
+// before the server has processed the click; further input is queued behind it.
+func (d *Devices) ClickUnsynced(ctx context.Context, p Point, btn Button, count int, mods []string, guards ...Guard) error {
 	if count < 1 || count > 3 {
 		return fmt.Errorf("%w: click count %d (want 1–3)", ErrInvalidArgument, count)
 	}
-	return d.pointerOp(ctx, p, mods, guards, func() error {
+	return d.pointerOp(ctx, p, mods, guards, false, func() error {
 		for i := range count {
 			if i > 0 {
 				// A window manager that focuses on a click grabs the press and replays it;
@@ -153,7 +165,7 @@ const multiClickSettle = 50 * time.Millisecond
 // ButtonDown moves to p and presses btn, leaving it held until ButtonUp or ReleaseAll.
 // Guards run right before the first event (see Guard).
 func (d *Devices) ButtonDown(ctx context.Context, p Point, btn Button, guards ...Guard) error {
-	return d.pointerOp(ctx, p, nil, guards, func() error {
+	return d.pointerOp(ctx, p, nil, guards, true, func() error {
 		d.buttonLocked(btn, true)
 		return nil
 	})
@@ -161,7 +173,7 @@ func (d *Devices) ButtonDown(ctx context.Context, p Point, btn Button, guards ..
 
 // ButtonUp moves to p and releases btn. Guards run right before the first event (see Guard).
 func (d *Devices) ButtonUp(ctx context.Context, p Point, btn Button, guards ...Guard) error {
-	return d.pointerOp(ctx, p, nil, guards, func() error {
+	return d.pointerOp(ctx, p, nil, guards, true, func() error {
 		d.buttonLocked(btn, false)
 		return nil
 	})
@@ -186,7 +198,7 @@ func (d *Devices) Scroll(ctx context.Context, p Point, dir string, amount int, m
 	if amount < 1 || amount > 50 {
 		return fmt.Errorf("%w: scroll amount %d (want 1–50)", ErrInvalidArgument, amount)
 	}
-	return d.pointerOp(ctx, p, mods, guards, func() error {
+	return d.pointerOp(ctx, p, mods, guards, true, func() error {
 		for range amount {
 			d.buttonLocked(btn, true)
 			d.buttonLocked(btn, false)
@@ -210,7 +222,7 @@ func (d *Devices) Drag(ctx context.Context, from, to Point, btn Button, steps in
 		return err
 	}
 	path := DragPath(from, to, steps)
-	return d.pointerOp(ctx, from, mods, guards, func() error {
+	return d.pointerOp(ctx, from, mods, guards, true, func() error {
 		d.buttonLocked(btn, true)
 		if err := d.sync(); err != nil {
 			return err
@@ -243,9 +255,10 @@ func DragPath(from, to Point, steps int) []Point {
 	return out
 }
 
-// pointerOp runs guards, then f at p with mods held, under the input semaphore. Whatever f
-// leaves pressed on an error stays tracked and is released; modifiers are always released.
-func (d *Devices) pointerOp(ctx context.Context, p Point, mods []string, guards []Guard, f func() error) (err error) {
+// pointerOp runs guards, then f at p with mods held, under the input semaphore, and, when
+// synced, waits until the server has processed the events. Whatever f leaves pressed on an
+// error stays tracked and is released; modifiers are always released.
+func (d *Devices) pointerOp(ctx context.Context, p Point, mods []string, guards []Guard, synced bool, f func() error) (err error) {
 	if err := d.b.CheckPoint(p); err != nil {
 		return err
 	}
@@ -286,6 +299,9 @@ func (d *Devices) pointerOp(ctx context.Context, p Point, mods []string, guards 
 	}
 	for i := len(held) - 1; i >= 0; i-- {
 		d.keyLocked(held[i], false)
+	}
+	if !synced {
+		return nil
 	}
 	return d.sync()
 }

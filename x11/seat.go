@@ -362,13 +362,31 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 	start := time.Now()
 	poll := newPoller()
 	for {
-		r, err := xproto.QueryPointer(d.conn, d.b.root).Reply()
+		// The probe of WaitPointerFree goes with the question: when the buttons are up and
+		// no other client holds the pointer, one round trip is the whole wait. While a
+		// button is down the probe cannot succeed (the press's grab, or the manager's,
+		// holds the pointer), so it changes nothing.
+		query := xproto.QueryPointer(d.conn, d.b.root)
+		probe := xproto.GrabPointer(d.conn, false, d.b.root, 0, xproto.GrabModeAsync, xproto.GrabModeAsync,
+			xproto.WindowNone, xproto.CursorNone, xproto.TimeCurrentTime)
+		r, err := query.Reply()
+		g, gerr := probe.Reply()
+		free := gerr == nil && g.Status == xproto.GrabStatusSuccess
+		if free {
+			xproto.UngrabPointer(d.conn, xproto.TimeCurrentTime)
+		}
 		if err != nil {
 			return xerr("QueryPointer", err)
+		}
+		if gerr != nil {
+			return xerr("GrabPointer", gerr)
 		}
 		const buttons = xproto.KeyButMaskButton1 | xproto.KeyButMaskButton2 | xproto.KeyButMaskButton3 |
 			xproto.KeyButMaskButton4 | xproto.KeyButMaskButton5
 		if r.Mask&buttons == 0 {
+			if free {
+				return nil
+			}
 			break
 		}
 		if waited := time.Since(start); waited > frozenMax {
