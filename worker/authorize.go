@@ -259,8 +259,9 @@ func (a *authorizer) authorize(ctx context.Context, s *session, req request) (*t
 	return c, t, nil
 }
 
-// newCall returns a tool.Call whose Window is the window res resolved (nil when none); the
-// call and its window are one allocation.
+// newCall returns a tool.Call whose Window is the window res resolved (nil when none) and
+// whose AtPoints is what lay at its points; the call, its window and those are one
+// allocation.
 func newCall(res *resolution) *tool.Call {
 	if !res.hasWin {
 		return &tool.Call{}
@@ -268,8 +269,12 @@ func newCall(res *resolution) *tool.Call {
 	cw := &struct {
 		call tool.Call
 		win  x11.Window
-	}{win: res.win}
+		at   tool.AtPoints
+	}{win: res.win, at: res.at}
 	cw.call.Window = &cw.win
+	if len(res.at.Tops) > 0 {
+		cw.call.AtPoints = &cw.at
+	}
 	return &cw.call
 }
 

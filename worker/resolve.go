@@ -72,6 +72,9 @@ type resolution struct {
 	// files are the files the call's path arguments name, as decided (withFiles); the
 	// handler gets them (tool.Call.Files).
 	files []tool.File
+	// at is what the server said lay at the call's points (tool.Call.AtPoints); empty
+	// when it was not asked.
+	at tool.AtPoints
 }
 
 func unresolved(code authz.Code, format string, args ...any) resolution {
@@ -349,10 +352,12 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, c *call
 	// client's popup, a protected process's own): ask the server what is on top at each
 	// point.
 	if tf, ok := r.desk.(topLevelFinder); ok {
-		tls, err := tf.TopLevelsAt(ctx, slices.Clone(pts))
+		at := slices.Clone(pts)
+		tls, err := tf.TopLevelsAt(ctx, at)
 		if err != nil {
 			return unresolved(authz.CodeWindowNotFound, "find the window at each point: %v", err)
 		}
+		res.at.Points, res.at.Tops = at, tls
 		for _, tl := range tls {
 			// Managed windows, decorations included, were decided above from the window
 			// manager's list (a frame belongs to the window manager's process, not to the

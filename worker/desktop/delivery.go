@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -53,9 +52,9 @@ type delivery struct {
 	// manager moved it (keepPersonFocus); both nil otherwise.
 	personFocus *x11.Focus
 	keep        func(context.Context, map[string]any)
-	// focusAhead, when not nil, answers the read of the person's focus that pointerReady
-	// started beside its checks (readFocusAhead).
-	focusAhead chan focusRead
+	// focusAhead, when not nil, is the question of the person's focus that pointerReady
+	// sent before its checks (readFocusAhead).
+	focusAhead *x11.FocusQuestion
 	// session and tool are the call's (for the session's agent cursor).
 	session *tool.Session
 	tool    string
@@ -113,11 +112,8 @@ func (d *desk) ready(ctx context.Context, call *tool.Call, dl *delivery, win *x1
 				return refusal(err)
 			}
 		}
-		if dl.shared && win != nil {
-			if f, err := dl.inputFocus(ctx, d.b); err == nil && f.TopLevel != win.ID {
-				dl.personFocus = &f
-				dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
-			}
+		if dl.shared && win != nil && (dl.focusAhead == nil || needFocus) {
+			d.notePersonFocus(ctx, dl, win)
 		}
 		if win == nil || !needFocus {
 			return nil
@@ -160,12 +156,12 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 		return nil, nil, err
 	}
 	guards := []x11.Guard{d.pointerLands(call, win, dl, pts...), d.windowManagerSettled()}
-	checks := slices.Clip(guards)
+	checks := []x11.Guard{d.pointerLandsEarly(call, win, dl, pts...), guards[1]}
 	if pre != nil {
 		checks = append(checks, pre(dl))
 	}
 	if dl.background() && dl.shared && win != nil {
-		dl.readFocusAhead(ctx, d.b)
+		dl.readFocusAhead(d.b)
 	}
 	if err := precheck(ctx, checks...); err != nil {
 		dl.dropFocusAhead()
@@ -176,43 +172,53 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 		return dl, nil, err
 	}
 	if err := d.awaitTyped(ctx, win, ev); err != nil {
+		dl.dropFocusAhead()
 		return dl, nil, err
+	}
+	if dl.focusAhead != nil {
+		// The question went out before the guards' own on the same connection: once they
+		// have their answers, its answer is in too, and it says where the focus was
+		// before the first event.
+		guards = append(guards, func(ctx context.Context) error {
+			d.notePersonFocus(ctx, dl, win)
+			return nil
+		})
 	}
 	return dl, guards, nil
 }
 
-// focusRead is the answer of a read of the input focus.
-type focusRead struct {
-	focus x11.Focus
-	err   error
+// notePersonFocus reads the person's focus before background input to win on a shared
+// display (the question asked ahead, if any) and, when it is elsewhere, arranges for it to
+// be kept there (keepPersonFocus). A focus that cannot be read is not kept.
+func (d *desk) notePersonFocus(ctx context.Context, dl *delivery, win *x11.Window) {
+	if f, err := dl.inputFocus(ctx, d.b); err == nil && f.TopLevel != win.ID {
+		dl.personFocus = &f
+		dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
+	}
 }
 
-// readFocusAhead starts reading the person's focus, which ready needs, beside the checks
-// that run before it: both are read before anything is sent, and the read costs no round
-// trip of its own.
-func (dl *delivery) readFocusAhead(ctx context.Context, b *x11.Backend) {
-	ch := make(chan focusRead, 1)
-	go func() {
-		f, err := b.InputFocus(ctx)
-		ch <- focusRead{f, err}
-	}()
-	dl.focusAhead = ch
+// readFocusAhead sends the question of the person's focus before the checks that run
+// before anything is sent. Pointer input reads its answer in its last guard, under the
+// input lock right before the first event: the guard before it asks the server on the same
+// connection, so the answer costs no round trip of its own.
+func (dl *delivery) readFocusAhead(b *x11.Backend) {
+	dl.focusAhead = b.AskInputFocus()
 }
 
-// inputFocus returns the focus read ahead, or reads it.
+// inputFocus returns the answer of the question asked ahead, or reads the focus.
 func (dl *delivery) inputFocus(ctx context.Context, b *x11.Backend) (x11.Focus, error) {
 	if dl.focusAhead == nil {
 		return b.InputFocus(ctx)
 	}
-	r := <-dl.focusAhead
+	q := dl.focusAhead
 	dl.focusAhead = nil
-	return r.focus, r.err
+	return q.Answer(ctx)
 }
 
-// dropFocusAhead waits for a read started ahead and drops it.
+// dropFocusAhead drops the answer of a question asked ahead.
 func (dl *delivery) dropFocusAhead() {
 	if dl.focusAhead != nil {
-		<-dl.focusAhead
+		dl.focusAhead.Discard()
 		dl.focusAhead = nil
 	}
 }
@@ -296,13 +302,14 @@ func refocus(ctx context.Context, d *desk, seat *x11.Seat, win uint32) {
 func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) {
 	before := *dl.personFocus
 	defer d.watchFocus(before, win, true, dl.dev.Seat())
+	read := d.b.FocusWindow
 	if dl.pressed {
 		// A window manager that focuses on a click may hand the focus to the client
 		// (WM_TAKE_FOCUS) before it lets the press through; the client then moves the
 		// focus itself when it gets to that message. Its answer to a ping comes after.
-		d.b.CaughtUp(ctx, win.ID, clientCatchUp)
+		read = func(ctx context.Context) (uint32, error) { return d.b.FocusWhenCaughtUp(ctx, win.ID, clientCatchUp) }
 	}
-	if w, err := d.b.FocusWindow(ctx); err == nil && w == before.Window {
+	if w, err := read(ctx); err == nil && w == before.Window {
 		ev["person_focus"] = "kept"
 		return
 	}
@@ -416,6 +423,16 @@ func (d *desk) focusWatchLoop(id uint32) {
 	}
 }
 
+// click sends a click through dl, to be followed by settleClick. Through the session's own
+// pointer it does not wait for the server to process it: settleClick's first question
+// does.
+func (dl *delivery) click(ctx context.Context, p x11.Point, btn x11.Button, count int, mods []string, guards ...x11.Guard) error {
+	if dl.background() {
+		return dl.dev.ClickUnsynced(ctx, p, btn, count, mods, guards...)
+	}
+	return dl.dev.Click(ctx, p, btn, count, mods, guards...)
+}
+
 // settleClick waits, after background pointer presses, until the window manager has let
 // go of the session's pointer (it grabs a click to focus on it and replays it), so that
 // keys sent next do not overtake the press. A client that still holds the press in a
@@ -434,6 +451,10 @@ func settleClick(ctx context.Context, dl *delivery, p x11.Point) error {
 			"whether and when it reaches the window is unknown; look before acting again", p.X, p.Y, err)
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()
+	case err != nil && !errors.Is(err, x11.ErrTimeout):
+		// The click was written without waiting for the server (ClickUnsynced): this
+		// wait was the first to ask it anything, and it could not.
+		return fmt.Errorf("the click at (%d,%d) was sent, but the X server could not be asked whether it was processed: %w", p.X, p.Y, err)
 	}
 	return nil
 }

@@ -240,7 +240,7 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 	if err != nil {
 		return nil, err
 	}
-	if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
+	if err := dl.click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 		return nil, err
 	}
 	if err := settleClick(ctx, dl, p); err != nil {
@@ -285,7 +285,7 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 	if err != nil {
 		return nil, err
 	}
-	if err := dl.dev.Click(ctx, p, x11.ButtonLeft, 1, nil, append(guards, d.keyGuards(dl, win)...)...); err != nil {
+	if err := dl.click(ctx, p, x11.ButtonLeft, 1, nil, append(guards, d.keyGuards(dl, win)...)...); err != nil {
 		return nil, err
 	}
 	if err := settleClick(ctx, dl, p); err != nil {

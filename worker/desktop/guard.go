@@ -18,7 +18,9 @@ import (
 // that activation cannot clear — override-redirect, kept above, a dock — or a foreign
 // keyboard grab refuses with nothing raised or focused), and again as an x11.Guard, under
 // the input lock right before the first event (activation may legitimately have raised
-// the target; it may also have failed to).
+// the target; it may also have failed to). The first check of where pointer input lands
+// decides on what the authorizer read at the same points while deciding the call, when it
+// read them: it only refuses early, and the second reads the server.
 //
 // Pointer grabs are not probed. X does not say which client holds a grab, and the
 // session's own application holds one whenever it shows a menu: a probe could not tell a
@@ -39,15 +41,32 @@ func (d *desk) landsOn(call *tool.Call, win *x11.Window, pts ...x11.Point) x11.G
 // once for both. A point the target does not receive is refused first (target_covered),
 // then a point on the background (background_unavailable). Nil when neither applies.
 func (d *desk) pointerLands(call *tool.Call, win *x11.Window, dl *delivery, pts ...x11.Point) x11.Guard {
+	return d.pointerLandsSeen(call, win, dl, nil, pts...)
+}
+
+// pointerLandsEarly is pointerLands for the check before any side effect, which only
+// refuses early: it takes what the authorizer read at the same points while deciding the
+// call (tool.Call.AtPoints) instead of asking the server again. The same check runs again
+// right before the first event, and reads the server.
+func (d *desk) pointerLandsEarly(call *tool.Call, win *x11.Window, dl *delivery, pts ...x11.Point) x11.Guard {
+	return d.pointerLandsSeen(call, win, dl, call.AtPoints.For(pts), pts...)
+}
+
+// pointerLandsSeen is pointerLands deciding on seen, the windows at pts already read,
+// or, when seen is nil, on the server's answer.
+func (d *desk) pointerLandsSeen(call *tool.Call, win *x11.Window, dl *delivery, seen []x11.TopLevel, pts ...x11.Point) x11.Guard {
 	onBackground := dl != nil && dl.background() && dl.shared
 	if win == nil && !onBackground {
 		return nil
 	}
 	pts = slices.Clone(pts)
 	return func(ctx context.Context) error {
-		tops, err := d.b.TopLevelsAt(ctx, pts)
-		if err != nil {
-			return refusal(err)
+		tops := seen
+		if tops == nil {
+			var err error
+			if tops, err = d.b.TopLevelsAt(ctx, pts); err != nil {
+				return refusal(err)
+			}
 		}
 		if win != nil {
 			for i, t := range tops {

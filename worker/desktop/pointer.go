@@ -179,7 +179,7 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 			}
 			return nil, noBackgroundRoute(err)
 		}
-		if err := dl.dev.Click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
+		if err := dl.click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 			return nil, err
 		}
 		// The pointer is read back while the window manager replays its grab of the press:

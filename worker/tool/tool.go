@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -110,6 +111,27 @@ type Call struct {
 	// them (File finds one by argument). Nil when the call names none or a handler is
 	// called without the worker's authorizer.
 	Files []File
+	// AtPoints is what lay at the call's points when the authorizer decided it. Nil when
+	// it did not ask, and when a handler is called without the worker's authorizer.
+	AtPoints *AtPoints
+}
+
+// AtPoints is what the X server said lay at a call's points (root coordinates) while the
+// authorizer decided the call: Tops[i] is the top-level window that received pointer
+// events at Points[i] then (x11.Backend.TopLevelsAt). It is older than anything the
+// handler reads: a check that only refuses early may take it, but the check right before
+// input asks the server again.
+type AtPoints struct {
+	Points []x11.Point
+	Tops   []x11.TopLevel
+}
+
+// For returns the windows at pts when they are exactly the points read, in order, else nil.
+func (a *AtPoints) For(pts []x11.Point) []x11.TopLevel {
+	if a == nil || len(a.Tops) != len(a.Points) || !slices.Equal(a.Points, pts) {
+		return nil
+	}
+	return a.Tops
 }
 
 // File is a file a call reads or writes, as the authorizer decided on it.
