@@ -304,11 +304,15 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, c *call
 	var frame x11.Rect
 	// One read of the window list serves the target and the stacking check below.
 	var wins []x11.Window
+	// early is the question of what lies at the points, sent with that read.
+	var early *earlyTops
 	switch {
 	case hasPID && scope == "desktop":
 		return refused(authz.DesktopScopeWithWindow())
 	case hasPID:
 		if len(pts) > 0 {
+			early = r.askTopLevelsEarly(wid, hasWID, pts)
+			defer early.discard()
 			var err error
 			if wins, err = r.desk.Windows(ctx); err != nil {
 				return unresolved(authz.CodeWindowNotFound, "list windows: %v", err)
@@ -353,7 +357,10 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, c *call
 	// point.
 	if tf, ok := r.desk.(topLevelFinder); ok {
 		at := slices.Clone(pts)
-		tls, err := tf.TopLevelsAt(ctx, at)
+		tls, err := early.answer(ctx, at)
+		if tls == nil && err == nil {
+			tls, err = tf.TopLevelsAt(ctx, at)
+		}
 		if err != nil {
 			return unresolved(authz.CodeWindowNotFound, "find the window at each point: %v", err)
 		}
@@ -375,6 +382,59 @@ func (r *resolver) pointer(ctx context.Context, s *session, tool string, c *call
 
 // windowToRoot is tool.WindowToRoot, named apart from the resolver's tool parameters.
 var windowToRoot = tool.WindowToRoot
+
+// topLevelAsker is implemented by desktops that can send the questions of what lies at
+// points without waiting for the answers, and guess a window's frame without asking
+// (*x11.Backend).
+type topLevelAsker interface {
+	KnownFrame(id uint32) (x11.Rect, bool)
+	AskTopLevelsAt(pts []x11.Point) *x11.TopLevelsQuestion
+}
+
+// earlyTops is what lies at a call's points, asked before the window list is read, at the
+// points the window's last known frame gives: one round trip answers both. It answers
+// only when the frame the list then gives puts the points at the same places.
+type earlyTops struct {
+	pts []x11.Point // root coordinates
+	q   *x11.TopLevelsQuestion
+}
+
+// askTopLevelsEarly sends the question of what lies at rel (relative to window wid) on the
+// desktop's connection, or returns nil when the desktop cannot, or does not know the window.
+func (r *resolver) askTopLevelsEarly(wid uint32, hasWID bool, rel []x11.Point) *earlyTops {
+	a, ok := r.desk.(topLevelAsker)
+	if !ok || !hasWID {
+		return nil
+	}
+	f, ok := a.KnownFrame(wid)
+	if !ok {
+		return nil
+	}
+	pts := make([]x11.Point, len(rel))
+	for i, p := range rel {
+		pts[i] = windowToRoot(f, p)
+	}
+	return &earlyTops{pts: pts, q: a.AskTopLevelsAt(pts)}
+}
+
+// answer returns what lies at pts when they are the points asked about early; nil and no
+// error otherwise (the caller asks the server).
+func (e *earlyTops) answer(ctx context.Context, pts []x11.Point) ([]x11.TopLevel, error) {
+	if e == nil || e.q == nil || !slices.Equal(e.pts, pts) {
+		return nil, nil
+	}
+	q := e.q
+	e.q = nil
+	return q.Answer(ctx)
+}
+
+// discard drops the answers of a question that was not used.
+func (e *earlyTops) discard() {
+	if e != nil && e.q != nil {
+		e.q.Discard()
+		e.q = nil
+	}
+}
 
 // topLevelFinder is implemented by desktops that can say which top-level window receives
 // pointer events at a point as the server decides it (*x11.Backend).

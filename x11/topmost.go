@@ -3,6 +3,7 @@ package x11
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jezek/xgb/res"
 	"github.com/jezek/xgb/xproto"
@@ -106,62 +107,90 @@ type chain struct {
 // them; only the order in which the questions are sent differs. Anything else (another
 // window at a point, an error) returns false, and walkDown asks again from the root.
 func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
+	q := b.askChain(pts)
+	if q == nil {
+		return nil, false
+	}
+	return q.answer()
+}
+
+// chainQuestion is guessChain's questions in flight.
+type chainQuestion struct {
+	b         *Backend
+	path      []xproto.Window
+	states    []xproto.GetPropertyCookie
+	pid       res.QueryClientIdsCookie
+	frameAttr xproto.GetWindowAttributesCookie
+	roots     []xproto.TranslateCoordinatesCookie
+	downs     [][]xproto.TranslateCoordinatesCookie
+}
+
+// askChain sends guessChain's questions about pts, or nothing and returns nil when no
+// walk has been made yet or there are too many points to guess.
+func (b *Backend) askChain(pts []Point) *chainQuestion {
 	ch := b.lastChain.Load()
 	if ch == nil || len(pts) == 0 || len(pts) > maxGuessPoints {
-		return nil, false
+		return nil
 	}
 	c := b.conn
 	wmState := b.atoms.get("WM_STATE")
 	path := ch.path
 	last := len(path) - 1
-	states := make([]xproto.GetPropertyCookie, len(path))
+	q := &chainQuestion{b: b, path: path, states: make([]xproto.GetPropertyCookie, len(path))}
 	for i, w := range path {
-		states[i] = xproto.GetProperty(c, false, w, wmState, xproto.GetPropertyTypeAny, 0, 0)
+		q.states[i] = xproto.GetProperty(c, false, w, wmState, xproto.GetPropertyTypeAny, 0, 0)
 	}
 	// Only the window the walk ends on is asked who created it, and only a path of the
 	// frame alone is asked what lies below its last window: a walk that ends on a client
-	// reads nothing else of it. Each request costs about as much as a round trip's wait
-	// (see docs/performance.md).
-	var pid res.QueryClientIdsCookie
+	// reads neither. Each request costs about as much as a round trip's wait (see
+	// docs/performance.md).
 	if b.caps.XRes {
-		pid = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(path[last]), Mask: res.ClientIdMaskLocalClientPID}})
+		q.pid = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(path[last]), Mask: res.ClientIdMaskLocalClientPID}})
 	}
 	downTo := last
 	if last == 0 {
 		downTo = 1
 	}
-	frameAttr := xproto.GetWindowAttributes(c, path[0])
-	roots := make([]xproto.TranslateCoordinatesCookie, len(pts))
-	downs := make([][]xproto.TranslateCoordinatesCookie, len(pts))
+	q.frameAttr = xproto.GetWindowAttributes(c, path[0])
+	q.roots = make([]xproto.TranslateCoordinatesCookie, len(pts))
+	q.downs = make([][]xproto.TranslateCoordinatesCookie, len(pts))
 	for i, p := range pts {
-		roots[i] = xproto.TranslateCoordinates(c, b.root, b.root, int16(p.X), int16(p.Y))
-		downs[i] = make([]xproto.TranslateCoordinatesCookie, downTo)
+		q.roots[i] = xproto.TranslateCoordinates(c, b.root, b.root, int16(p.X), int16(p.Y))
+		q.downs[i] = make([]xproto.TranslateCoordinatesCookie, downTo)
 		for j, w := range path[:downTo] {
-			downs[i][j] = xproto.TranslateCoordinates(c, b.root, w, int16(p.X), int16(p.Y))
+			q.downs[i][j] = xproto.TranslateCoordinates(c, b.root, w, int16(p.X), int16(p.Y))
 		}
 	}
+	return q
+}
+
+// answer reads the replies of askChain's questions and reports whether they show the
+// path walkDown would have followed.
+func (q *chainQuestion) answer() ([]TopLevel, bool) {
+	b, path := q.b, q.path
+	last := len(path) - 1
 	// Every reply is read, whatever the answers, so none is left on the connection.
 	ok := true
 	client := make([]bool, len(path))
 	for i := range path {
-		st, err := states[i].Reply()
+		st, err := q.states[i].Reply()
 		ok = ok && err == nil
 		client[i] = err == nil && st.Format != 0
 	}
 	got := 0
 	if b.caps.XRes {
-		got = pidOf(pid)
+		got = pidOf(q.pid)
 	}
-	fa, err := frameAttr.Reply()
+	fa, err := q.frameAttr.Reply()
 	ok = ok && err == nil
 	for i, w := range path[:last] {
 		ok = ok && !client[i] && w != 0
 	}
-	for i := range pts {
-		r, err := roots[i].Reply()
+	for i := range q.roots {
+		r, err := q.roots[i].Reply()
 		ok = ok && err == nil && r.Child == path[0]
-		for j := range downTo {
-			d, err := downs[i][j].Reply()
+		for j := range q.downs[i] {
+			d, err := q.downs[i][j].Reply()
 			switch {
 			case err != nil:
 				ok = false
@@ -181,11 +210,48 @@ func (b *Backend) guessChain(pts []Point) ([]TopLevel, bool) {
 		return nil, false
 	}
 	top := TopLevel{Window: uint32(path[last]), Frame: uint32(path[0]), PID: got, OverrideRedirect: fa.OverrideRedirect}
-	out := make([]TopLevel, len(pts))
+	out := make([]TopLevel, len(q.roots))
 	for i := range out {
 		out[i] = top
 	}
 	return out, true
+}
+
+// TopLevelsQuestion is a read of what lies at points in flight (AskTopLevelsAt).
+type TopLevelsQuestion struct {
+	b     *Backend
+	pts   []Point
+	guess *chainQuestion
+}
+
+// AskTopLevelsAt sends the questions of TopLevelsAt's first round trip about pts (root
+// coordinates) and returns without waiting for the answers: a caller about to wait for
+// another round trip on the backend's connection (a read of the window list) gets both in
+// one. Answer reads them. When that first round trip cannot answer, Answer walks.
+func (b *Backend) AskTopLevelsAt(pts []Point) *TopLevelsQuestion {
+	if b.closed() {
+		return &TopLevelsQuestion{b: b, pts: slices.Clone(pts)}
+	}
+	return &TopLevelsQuestion{b: b, pts: slices.Clone(pts), guess: b.askChain(pts)}
+}
+
+// Answer returns what TopLevelsAt would have for the points asked about.
+func (q *TopLevelsQuestion) Answer(ctx context.Context) ([]TopLevel, error) {
+	if g := q.guess; g != nil {
+		q.guess = nil
+		if out, ok := g.answer(); ok {
+			return out, nil
+		}
+	}
+	return q.b.TopLevelsAt(ctx, q.pts)
+}
+
+// Discard drops the answers of a question no longer needed.
+func (q *TopLevelsQuestion) Discard() {
+	if q.guess != nil {
+		q.guess.answer()
+		q.guess = nil
+	}
 }
 
 // maxGuessPoints bounds the points guessChain asks about: more (a long drag path) take

@@ -160,6 +160,41 @@ func TestTopLevelsAtFollowsTheServer(t *testing.T) {
 		}
 	})
 
+	// A question sent ahead and answered after another round trip says what TopLevelsAt
+	// says, also when what the last walk found is no longer there: it then walks.
+	t.Run("asked ahead", func(t *testing.T) {
+		if f, ok := b.KnownFrame(w.ID); !ok || f != w.Frame {
+			t.Errorf("KnownFrame(0x%x) = %+v, %v, want %+v", w.ID, f, ok, w.Frame)
+		}
+		if _, ok := b.KnownFrame(1); ok {
+			t.Errorf("KnownFrame of a window never listed reports a frame")
+		}
+		corner := x11.Point{X: 1279, Y: 799}
+		for _, pts := range [][]x11.Point{{inside}, {inside, corner}, {corner}, {inside}} {
+			q := b.AskTopLevelsAt(pts)
+			if _, err := b.Windows(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			got, err := q.Answer(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := b.TopLevelsAt(t.Context(), pts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("asked ahead at %v: %+v, TopLevelsAt: %+v", pts, got, want)
+			}
+		}
+		q := b.AskTopLevelsAt([]x11.Point{inside})
+		q.Discard()
+		q.Discard() // twice: nothing left to read
+		if top, err := b.TopLevelAt(t.Context(), inside); err != nil || top.Window != w.ID {
+			t.Errorf("TopLevelAt(inside) after a discarded question = %+v, %v, want 0x%x", top, err, w.ID)
+		}
+	})
+
 	t.Run("a drag path's many points", func(t *testing.T) {
 		path := x11.DragPath(inside, x11.Point{X: w.Frame.X + 290, Y: w.Frame.Y + 190}, 200)
 		tops, err := b.TopLevelsAt(t.Context(), path)

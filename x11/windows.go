@@ -81,6 +81,19 @@ func (b *Backend) Windows(ctx context.Context) ([]Window, error) {
 	return out, nil
 }
 
+// KnownFrame returns window id's client area (Window.Frame) as the backend last read it,
+// without asking the server: a guess, which may be out of date, for a caller that will
+// read the window anyway and wants to send questions that depend on it before that read.
+func (b *Backend) KnownFrame(id uint32) (Rect, bool) {
+	c := &b.windows
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if en := c.entries[xproto.Window(id)]; en != nil && en.have {
+		return en.desc.Frame, true
+	}
+	return Rect{}, false
+}
+
 // Window describes one top-level window by id. It returns ErrWindowNotFound when id is
 // not a current top-level client window.
 func (b *Backend) Window(ctx context.Context, id uint32) (Window, error) {
