@@ -358,7 +358,10 @@ var ErrPointerFrozen = errors.New("x11: the pointer's events are held by another
 // the pointer shows it: a button stays down while its release waits. It returns an error
 // wrapping ErrPointerFrozen when a button is still down at the end. A grab that does not
 // hold the events (a menu the click opened) only bounds the second wait.
-func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.Duration) error {
+//
+// It returns the pointer as the question that found the buttons up saw it: a read-back
+// made after the click was processed.
+func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.Duration) (PointerSeen, error) {
 	start := time.Now()
 	poll := newPoller()
 	for {
@@ -376,27 +379,38 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 			xproto.UngrabPointer(d.conn, xproto.TimeCurrentTime)
 		}
 		if err != nil {
-			return xerr("QueryPointer", err)
+			return PointerSeen{}, xerr("QueryPointer", err)
 		}
 		if gerr != nil {
-			return xerr("GrabPointer", gerr)
+			return PointerSeen{}, xerr("GrabPointer", gerr)
 		}
 		const buttons = xproto.KeyButMaskButton1 | xproto.KeyButMaskButton2 | xproto.KeyButMaskButton3 |
 			xproto.KeyButMaskButton4 | xproto.KeyButMaskButton5
 		if r.Mask&buttons == 0 {
+			seen := PointerSeen{At: Point{X: int(r.RootX), Y: int(r.RootY)}, Child: uint32(r.Child), Valid: true}
 			if free {
-				return nil
+				return seen, nil
 			}
-			break
+			return seen, d.WaitPointerFree(ctx, max)
 		}
 		if waited := time.Since(start); waited > frozenMax {
-			return fmt.Errorf("%w: a button is still down %v after its release was sent", ErrPointerFrozen, waited.Round(time.Millisecond))
+			return PointerSeen{}, fmt.Errorf("%w: a button is still down %v after its release was sent", ErrPointerFrozen, waited.Round(time.Millisecond))
 		}
 		if err := poll.next(ctx); err != nil {
-			return err
+			return PointerSeen{}, err
 		}
 	}
-	return d.WaitPointerFree(ctx, max)
+}
+
+// PointerSeen is a set's pointer as one reply of the server gave it.
+type PointerSeen struct {
+	// At is where the pointer is, in root coordinates.
+	At Point
+	// Child is the child of the root the pointer is in, as the server delivers pointer
+	// events (a window manager's frame, or an override-redirect window); 0 for the root.
+	Child uint32
+	// Valid is false when nothing was read.
+	Valid bool
 }
 
 // RemoveStaleSeats removes the master pairs that processes other than this one created

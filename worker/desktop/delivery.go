@@ -62,6 +62,9 @@ type delivery struct {
 	afterKeys func()
 	// pressed is set once background pointer presses were sent (settleClick).
 	pressed bool
+	// landed is what the server said lay at the point of one-point pointer input when
+	// the guard under the input lock last asked, right before the input; nil until then.
+	landed *x11.TopLevel
 }
 
 // background reports whether input goes through the session's own devices.
@@ -439,24 +442,27 @@ func (dl *delivery) click(ctx context.Context, p x11.Point, btn x11.Button, coun
 // synchronous grab after clickReplayWait has not let it reach the window: the click was
 // sent, its effect is unknown, and settleClick says so in an error. A grab that does not
 // hold events (a menu the click opened) is waited for briefly, as a matter of course.
-func settleClick(ctx context.Context, dl *delivery, p x11.Point) error {
+//
+// It returns the pointer as the wait last saw it (not Valid through the core pointer, which
+// is not waited for).
+func settleClick(ctx context.Context, dl *delivery, p x11.Point) (x11.PointerSeen, error) {
 	if !dl.background() {
-		return nil
+		return x11.PointerSeen{}, nil
 	}
 	dl.pressed = true
-	err := dl.dev.WaitPointerReplayed(ctx, clickGrabWait, clickReplayWait)
+	seen, err := dl.dev.WaitPointerReplayed(ctx, clickGrabWait, clickReplayWait)
 	switch {
 	case errors.Is(err, x11.ErrPointerFrozen):
-		return fmt.Errorf("the press at (%d,%d) was sent, but another client (the window manager, grabbing clicks to focus) still holds it (%v): "+
+		return seen, fmt.Errorf("the press at (%d,%d) was sent, but another client (the window manager, grabbing clicks to focus) still holds it (%v): "+
 			"whether and when it reaches the window is unknown; look before acting again", p.X, p.Y, err)
 	case err != nil && ctx.Err() != nil:
-		return ctx.Err()
+		return seen, ctx.Err()
 	case err != nil && !errors.Is(err, x11.ErrTimeout):
 		// The click was written without waiting for the server (ClickUnsynced): this
 		// wait was the first to ask it anything, and it could not.
-		return fmt.Errorf("the click at (%d,%d) was sent, but the X server could not be asked whether it was processed: %w", p.X, p.Y, err)
+		return seen, fmt.Errorf("the click at (%d,%d) was sent, but the X server could not be asked whether it was processed: %w", p.X, p.Y, err)
 	}
-	return nil
+	return seen, nil
 }
 
 // clickGrabWait bounds the wait for another client's grab of the session's pointer after

@@ -243,11 +243,12 @@ func (d *desk) clickElement(ctx context.Context, call *tool.Call, a pointArgs, b
 	if err := dl.click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 		return nil, err
 	}
-	if err := settleClick(ctx, dl, p); err != nil {
+	seen, err := settleClick(ctx, dl, p)
+	if err != nil {
 		dl.finish(ctx, ev)
 		return nil, err
 	}
-	ok := d.verifyPointer(ctx, dl, p, win, ev)
+	ok := d.verifyClick(ctx, dl, p, win, ev, seen)
 	dl.finish(ctx, ev)
 	return pointerResult(dl, fmt.Sprintf("clicked %s ×%d at the centre (%d,%d) of %s [%d]", btn, count, p.X, p.Y, el.Role, el.Index), ok, count, ev, snap, el, p, "pointer"), nil
 }
@@ -288,7 +289,7 @@ func (d *desk) typeElement(ctx context.Context, call *tool.Call, t targetArgs, e
 	if err := dl.click(ctx, p, x11.ButtonLeft, 1, nil, append(guards, d.keyGuards(dl, win)...)...); err != nil {
 		return nil, err
 	}
-	if err := settleClick(ctx, dl, p); err != nil {
+	if _, err := settleClick(ctx, dl, p); err != nil {
 		dl.finish(ctx, ev)
 		return nil, fmt.Errorf("clicked the element, then stopped before typing: %w", err)
 	}

@@ -67,6 +67,9 @@ func (d *desk) pointerLandsSeen(call *tool.Call, win *x11.Window, dl *delivery, 
 			if tops, err = d.b.TopLevelsAt(ctx, pts); err != nil {
 				return refusal(err)
 			}
+			if dl != nil && len(tops) == 1 {
+				dl.landed = &tops[0] // the read-back of a click compares with it (verifyClick)
+			}
 		}
 		if win != nil {
 			for i, t := range tops {

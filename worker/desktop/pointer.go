@@ -136,6 +136,26 @@ func (d *desk) verifyPointer(ctx context.Context, dl *delivery, want x11.Point, 
 	return ok
 }
 
+// verifyClick reads back the pointer a click went through and the window under it, as
+// verifyPointer does. Through the session's own pointer the wait for the click to be
+// processed read the pointer last (seen): when the child of the root under it is still
+// the frame the guard found at the point right before the press, the window under it is
+// the one the guard found there, and the server is not asked again.
+func (d *desk) verifyClick(ctx context.Context, dl *delivery, want x11.Point, win *x11.Window, ev map[string]any, seen x11.PointerSeen) bool {
+	if !seen.Valid || win != nil && (dl.landed == nil || dl.landed.Frame == 0 || seen.Child != dl.landed.Frame) {
+		return d.verifyPointer(ctx, dl, want, win, ev)
+	}
+	ev["pointer"] = seen.At
+	d.followCursor(ctx, dl, seen.At)
+	ok := seen.At == want
+	ev["pointer_landed"] = ok
+	if win != nil {
+		ev["window_at_pointer"] = dl.landed.Window
+		ok = ok && dl.landed.Window == win.ID
+	}
+	return ok
+}
+
 func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 	return func(ctx context.Context, call *tool.Call) (*tool.Result, error) {
 		a, err := tool.ArgsOf[pointArgs](call)
@@ -182,16 +202,12 @@ func (d *desk) clickTool(defaultButton string, fixedCount int) tool.Handler {
 		if err := dl.click(ctx, p, btn, count, a.Modifier, guards...); err != nil {
 			return nil, err
 		}
-		// The pointer is read back while the window manager replays its grab of the press:
-		// where the pointer is does not wait for that.
-		verified := make(chan bool, 1)
-		go func() { verified <- d.verifyPointer(ctx, dl, p, win, ev) }()
-		if err := settleClick(ctx, dl, p); err != nil {
-			<-verified
+		seen, err := settleClick(ctx, dl, p)
+		if err != nil {
 			dl.finish(ctx, ev)
 			return nil, err
 		}
-		ok := <-verified
+		ok := d.verifyClick(ctx, dl, p, win, ev, seen)
 		dl.finish(ctx, ev)
 		return deviceResult(dl, fmt.Sprintf("clicked %s ×%d at (%d,%d)", btn, count, p.X, p.Y), inputEffect, count, ok, ev,
 			map[string]any{"x": p.X, "y": p.Y, "button": btn.String(), "count": count}), nil
