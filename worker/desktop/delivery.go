@@ -52,9 +52,9 @@ type delivery struct {
 	// manager moved it (keepPersonFocus); both nil otherwise.
 	personFocus *x11.Focus
 	keep        func(context.Context, map[string]any)
-	// focusAhead, when not nil, is the question of the person's focus that pointerReady
-	// sent before its checks (readFocusAhead).
-	focusAhead *x11.FocusQuestion
+	// focusAhead, when not nil, gives the question of the person's focus that pointerReady
+	// sends beside its checks (readFocusAhead), once sent.
+	focusAhead chan *x11.FocusQuestion
 	// session and tool are the call's (for the session's agent cursor).
 	session *tool.Session
 	tool    string
@@ -179,9 +179,9 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 		return dl, nil, err
 	}
 	if dl.focusAhead != nil {
-		// The question went out before the guards' own on the same connection: once they
-		// have their answers, its answer is in too, and it says where the focus was
-		// before the first event.
+		// The question went out while the checks ran, before the guards' own on the same
+		// connection: once they have their answers, its answer is usually in too. It is
+		// read before the first event is sent, so it says where the focus was before.
 		guards = append(guards, func(ctx context.Context) error {
 			d.notePersonFocus(ctx, dl, win)
 			return nil
@@ -200,12 +200,15 @@ func (d *desk) notePersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	}
 }
 
-// readFocusAhead sends the question of the person's focus before the checks that run
-// before anything is sent. Pointer input reads its answer in its last guard, under the
-// input lock right before the first event: the guard before it asks the server on the same
+// readFocusAhead sends the question of the person's focus beside the checks that run
+// before anything is sent, from a goroutine: sending costs about as much per request as a
+// round trip's wait. Pointer input reads its answer in its last guard, under the input
+// lock right before the first event; the guard before it asks the server on the same
 // connection, so the answer costs no round trip of its own.
 func (dl *delivery) readFocusAhead(b *x11.Backend) {
-	dl.focusAhead = b.AskInputFocus()
+	ch := make(chan *x11.FocusQuestion, 1)
+	go func() { ch <- b.AskInputFocus() }()
+	dl.focusAhead = ch
 }
 
 // inputFocus returns the answer of the question asked ahead, or reads the focus.
@@ -213,7 +216,7 @@ func (dl *delivery) inputFocus(ctx context.Context, b *x11.Backend) (x11.Focus, 
 	if dl.focusAhead == nil {
 		return b.InputFocus(ctx)
 	}
-	q := dl.focusAhead
+	q := <-dl.focusAhead
 	dl.focusAhead = nil
 	return q.Answer(ctx)
 }
@@ -221,7 +224,7 @@ func (dl *delivery) inputFocus(ctx context.Context, b *x11.Backend) (x11.Focus, 
 // dropFocusAhead drops the answer of a question asked ahead.
 func (dl *delivery) dropFocusAhead() {
 	if dl.focusAhead != nil {
-		dl.focusAhead.Discard()
+		(<-dl.focusAhead).Discard()
 		dl.focusAhead = nil
 	}
 }
