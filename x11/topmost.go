@@ -217,6 +217,50 @@ func (q *chainQuestion) answer() ([]TopLevel, bool) {
 	return out, true
 }
 
+// TopLevelsStillAt is TopLevelsAt for a check moments after an earlier read at the same
+// points (before, read in the same call): it asks only which window lies at each point
+// along the way that read went down, from the root to the client — what stacking, moves,
+// maps and shapes change at any moment. When every answer is the same window as then,
+// what that read said of those windows stands (which is the client, who created it,
+// whether the frame bypasses the window manager): none of it changes while the same
+// windows stay in the same places. Anything else reads everything again (TopLevelsAt).
+func (b *Backend) TopLevelsStillAt(ctx context.Context, pts []Point, before []TopLevel) ([]TopLevel, error) {
+	if b.closed() {
+		return nil, ErrClosed
+	}
+	ch := b.lastChain.Load()
+	if ch == nil || len(pts) == 0 || len(pts) > maxGuessPoints || len(before) != len(pts) {
+		return b.TopLevelsAt(ctx, pts)
+	}
+	path := ch.path
+	last := len(path) - 1
+	for _, t := range before {
+		if t != before[0] || t.Frame != uint32(path[0]) || t.Window != uint32(path[last]) || last == 0 {
+			return b.TopLevelsAt(ctx, pts)
+		}
+	}
+	c := b.conn
+	downs := make([][]xproto.TranslateCoordinatesCookie, len(pts))
+	for i, p := range pts {
+		downs[i] = make([]xproto.TranslateCoordinatesCookie, last+1)
+		downs[i][0] = xproto.TranslateCoordinates(c, b.root, b.root, int16(p.X), int16(p.Y))
+		for j, w := range path[:last] {
+			downs[i][j+1] = xproto.TranslateCoordinates(c, b.root, w, int16(p.X), int16(p.Y))
+		}
+	}
+	same := true
+	for i := range pts {
+		for j := range downs[i] {
+			r, err := downs[i][j].Reply()
+			same = same && err == nil && r.Child == path[j]
+		}
+	}
+	if !same {
+		return b.TopLevelsAt(ctx, pts)
+	}
+	return slices.Clone(before), nil
+}
+
 // TopLevelsQuestion is a read of what lies at points in flight (AskTopLevelsAt).
 type TopLevelsQuestion struct {
 	b     *Backend

@@ -195,6 +195,32 @@ func TestTopLevelsAtFollowsTheServer(t *testing.T) {
 		}
 	})
 
+	// A check moments after a read asks only whether the same windows lie at the points;
+	// anything else there, or an earlier answer the last walk did not find, reads again.
+	t.Run("still there", func(t *testing.T) {
+		before, err := b.TopLevelsAt(t.Context(), []x11.Point{inside, inside})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.TopLevelsStillAt(t.Context(), []x11.Point{inside, inside}, before); err != nil || fmt.Sprint(got) != fmt.Sprint(before) {
+			t.Errorf("TopLevelsStillAt, nothing changed = %+v, %v, want %+v", got, err, before)
+		}
+		forged := []x11.TopLevel{{Window: 0x1234, Frame: 0x5678, PID: 1}}
+		if got, err := b.TopLevelsStillAt(t.Context(), []x11.Point{inside}, forged); err != nil || got[0] != before[0] {
+			t.Errorf("TopLevelsStillAt with an answer no walk found = %+v, %v, want %+v", got, err, before[0])
+		}
+		c := foreignConn(t)
+		or := overrideRedirect(t, c, x11.Rect{X: inside.X - 5, Y: inside.Y - 5, Width: 20, Height: 20})
+		xproto.ConfigureWindow(c, or, xproto.ConfigWindowStackMode, []uint32{xproto.StackModeAbove})
+		xproto.GetInputFocus(c).Reply() // processed
+		got, err := b.TopLevelsStillAt(t.Context(), []x11.Point{inside}, before[:1])
+		if err != nil || got[0].Window != uint32(or) || !got[0].OverrideRedirect {
+			t.Errorf("TopLevelsStillAt under a new override-redirect window = %+v, %v, want 0x%x", got, err, or)
+		}
+		xproto.DestroyWindow(c, or)
+		xproto.GetInputFocus(c).Reply()
+	})
+
 	t.Run("a drag path's many points", func(t *testing.T) {
 		path := x11.DragPath(inside, x11.Point{X: w.Frame.X + 290, Y: w.Frame.Y + 190}, 200)
 		tops, err := b.TopLevelsAt(t.Context(), path)

@@ -27,7 +27,9 @@ func TestVerifyClickReadBack(t *testing.T) {
 	win := &x11.Window{ID: 0x111}
 	target := &x11.TopLevel{Window: 0x111, Frame: 0x222}
 	sibling := &x11.TopLevel{Window: 0x333, Frame: 0x222} // another window of the target's process
-	seenAt := func(p x11.Point, child uint32) x11.PointerSeen { return x11.PointerSeen{At: p, Child: child, Valid: true} }
+	seenAt := func(p x11.Point, child uint32) x11.PointerSeen {
+		return x11.PointerSeen{At: p, Child: child, Valid: true}
+	}
 	cases := []struct {
 		name   string
 		win    *x11.Window
