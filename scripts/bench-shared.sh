@@ -8,10 +8,10 @@
 #   scripts/bench-shared.sh               500 calls per cua-host figure, 50 per xdotool one
 #   CN=2000 N=100 scripts/bench-shared.sh more calls
 #
-# cua-host's figures are of a stack that has run for a while: in the first seconds after
-# it starts, the floor of a call is about twice its later value (1.0–1.2 ms over the first
-# 50 calls, 0.6–0.7 ms over 1000), so fewer calls measure the start more than the calls.
-# CN=50 shows that. xdotool starts a process per action: it has no such warm-up.
+# cua-host's figures are of calls made back to back for a while: each figure's calls run
+# for 2 s before they are measured. On a two-core VM, calls take about half a second to
+# reach their steady speed (the floor of a call: about twice as long over the first 250
+# calls), through any client. xdotool starts a process per action and sleeps in each.
 #
 # Goals: a background click ≥ 50× faster than xdotool's, 200 characters ≥ 50× faster.
 set -euo pipefail
