@@ -221,20 +221,7 @@ func TestWindowListFollowsTheServer(t *testing.T) {
 // _NET_CLIENT_LIST_STACKING.
 func TestWindowListFollowsAnAncestorMoving(t *testing.T) {
 	b := open(t)
-	harness.StopWindowManager(t)
-	conn, err := xgb.NewConnDisplay("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	root := xproto.Setup(conn).DefaultScreen(conn).Root
-	atom := func(name string) xproto.Atom {
-		r, err := xproto.InternAtom(conn, false, uint16(len(name)), name).Reply()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Atom
-	}
+	conn, root, atom := standIn(t)
 	stacking := atom("_NET_CLIENT_LIST_STACKING")
 	was, err := xproto.GetProperty(conn, false, root, stacking, xproto.AtomWindow, 0, 1<<16).Reply()
 	if err != nil {
@@ -340,20 +327,7 @@ func TestWindowListUnderConcurrentReadsAndChanges(t *testing.T) {
 // property again once it is back. xdotool reads the focus for comparison.
 func TestActiveWindowFallsBackToTheFocus(t *testing.T) {
 	b := open(t)
-	harness.StopWindowManager(t)
-	conn, err := xgb.NewConnDisplay("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	root := xproto.Setup(conn).DefaultScreen(conn).Root
-	atom := func(name string) xproto.Atom {
-		r, err := xproto.InternAtom(conn, false, uint16(len(name)), name).Reply()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Atom
-	}
+	conn, root, atom := standIn(t)
 	check := func(what string, err error) {
 		t.Helper()
 		if err != nil {
@@ -421,4 +395,24 @@ func TestActiveWindowFallsBackToTheFocus(t *testing.T) {
 	want("no property, the focus moved", ids[0])
 	setActive(ids[1])
 	want("the property is back", ids[1])
+}
+
+// standIn stops the window manager and connects a client that plays its part: it returns
+// the connection, the root window and a function that interns an atom.
+func standIn(t *testing.T) (*xgb.Conn, xproto.Window, func(string) xproto.Atom) {
+	t.Helper()
+	harness.StopWindowManager(t)
+	conn, err := xgb.NewConnDisplay("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	atom := func(name string) xproto.Atom {
+		r, err := xproto.InternAtom(conn, false, uint16(len(name)), name).Reply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Atom
+	}
+	return conn, xproto.Setup(conn).DefaultScreen(conn).Root, atom
 }
