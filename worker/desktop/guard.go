@@ -41,7 +41,7 @@ func (d *desk) landsOn(call *tool.Call, win *x11.Window, pts ...x11.Point) x11.G
 // once for both. A point the target does not receive is refused first (target_covered),
 // then a point on the background (background_unavailable). Nil when neither applies.
 func (d *desk) pointerLands(call *tool.Call, win *x11.Window, dl *delivery, pts ...x11.Point) x11.Guard {
-	return d.pointerLandsSeen(call, win, dl, nil, pts...)
+	return d.pointerLandsAt(call, win, dl, false, pts...)
 }
 
 // pointerLandsEarly is pointerLands for the check before any side effect, which only
@@ -49,34 +49,37 @@ func (d *desk) pointerLands(call *tool.Call, win *x11.Window, dl *delivery, pts 
 // call (tool.Call.AtPoints) instead of asking the server again. The same check runs again
 // right before the first event, and reads the server.
 func (d *desk) pointerLandsEarly(call *tool.Call, win *x11.Window, dl *delivery, pts ...x11.Point) x11.Guard {
-	return d.pointerLandsSeen(call, win, dl, call.AtPoints.For(pts), pts...)
+	return d.pointerLandsAt(call, win, dl, true, pts...)
 }
 
-// pointerLandsSeen is pointerLands deciding on seen, the windows at pts already read,
-// or, when seen is nil, on the server's answer.
-func (d *desk) pointerLandsSeen(call *tool.Call, win *x11.Window, dl *delivery, seen []x11.TopLevel, pts ...x11.Point) x11.Guard {
+// pointerLandsAt is pointerLands, or pointerLandsEarly when early is set.
+func (d *desk) pointerLandsAt(call *tool.Call, win *x11.Window, dl *delivery, early bool, pts ...x11.Point) x11.Guard {
 	onBackground := dl != nil && dl.background() && dl.shared
 	if win == nil && !onBackground {
 		return nil
 	}
 	pts = slices.Clone(pts)
 	return func(ctx context.Context) error {
-		tops := seen
-		if tops == nil {
-			var err error
-			if before := call.AtPoints.For(pts); before != nil {
-				// The authorizer read these points moments ago in this call: asking
-				// whether the same windows are still there is enough.
-				tops, err = d.b.TopLevelsStillAt(ctx, pts, before)
-			} else {
-				tops, err = d.b.TopLevelsAt(ctx, pts)
-			}
-			if err != nil {
-				return refusal(err)
-			}
-			if dl != nil && len(tops) == 1 {
-				dl.landed = &tops[0] // the read-back of a click compares with it (verifyClick)
-			}
+		before := call.AtPoints.For(pts)
+		var (
+			tops []x11.TopLevel
+			err  error
+		)
+		switch {
+		case early && before != nil:
+			tops = before
+		case before != nil:
+			// The authorizer read these points moments ago in this call: asking whether
+			// the same windows are still there is enough.
+			tops, err = d.b.TopLevelsStillAt(ctx, pts, before)
+		default:
+			tops, err = d.b.TopLevelsAt(ctx, pts)
+		}
+		if err != nil {
+			return refusal(err)
+		}
+		if !early && dl != nil && len(tops) == 1 {
+			dl.landed = &tops[0] // the read-back of a click compares with it (verifyClick)
 		}
 		if win != nil {
 			for i, t := range tops {
