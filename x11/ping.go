@@ -91,27 +91,18 @@ func (b *Backend) takesPing(c xproto.GetPropertyCookie) bool {
 }
 
 // FocusWhenCaughtUp returns the window with the core keyboard's focus once the client of
-// top-level window win has handled the events queued for it so far (CaughtUp, waiting up
-// to limit). The focus of a client that does not take part in the ping protocol is read
-// in the same round trip as the question whether it does.
-func (b *Backend) FocusWhenCaughtUp(ctx context.Context, win uint32, limit time.Duration) (uint32, error) {
+// top-level window win has handled the events queued for it so far: it pings a client
+// that takes part in the protocol (Window.Pings) and waits up to limit for its answer.
+func (b *Backend) FocusWhenCaughtUp(ctx context.Context, win Window, limit time.Duration) (uint32, error) {
 	if b.closed() {
 		return 0, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	protos := b.askProtocols(xproto.Window(win))
-	focus := xproto.GetInputFocus(b.conn)
-	pings := win != 0 && b.takesPing(protos)
-	r, err := focus.Reply()
-	if !pings {
-		if err != nil {
-			return 0, xerr("GetInputFocus", err)
-		}
-		return uint32(r.Focus), nil
+	if win.ID != 0 && win.Pings {
+		b.ping(ctx, xproto.Window(win.ID), limit)
 	}
-	b.ping(ctx, xproto.Window(win), limit)
 	return b.FocusWindow(ctx)
 }
 

@@ -28,6 +28,9 @@ type Seat struct {
 	name     string
 	pointer  uint16
 	keyboard uint16
+	// coreKeyboard is the server's virtual core keyboard, whose focus is the person's;
+	// 0 when the server lists none by that name.
+	coreKeyboard uint16
 
 	// adopted are the windows whose clients use the pair as their client pointer (Adopt).
 	adoptMu sync.Mutex
@@ -84,7 +87,7 @@ func (b *Backend) newSeat(ctx context.Context, conn *xgb.Conn, label string) (*S
 	if err != nil {
 		return nil, xerr("XInput2", err)
 	}
-	s := &Seat{name: name, drained: make(chan struct{})}
+	s := &Seat{name: name, drained: make(chan struct{}), coreKeyboard: coreKeyboard(before)}
 	for _, d := range after {
 		if d.Use == xinput2.MasterPointer && d.Name == name+" pointer" &&
 			!slices.ContainsFunc(before, func(o xinput2.Device) bool { return o.ID == d.ID }) {
@@ -118,6 +121,16 @@ func (b *Backend) newSeat(ctx context.Context, conn *xgb.Conn, label string) (*S
 	b.seatsMu.Unlock()
 	b.log.Debug("x11 seat opened", "name", name, "pointer", s.pointer, "keyboard", s.keyboard)
 	return s, nil
+}
+
+// coreKeyboard returns the id of the virtual core keyboard among devs, or 0.
+func coreKeyboard(devs []xinput2.Device) uint16 {
+	for _, d := range devs {
+		if d.Use == xinput2.MasterKeyboard && d.Name == "Virtual core keyboard" {
+			return d.ID
+		}
+	}
+	return 0
 }
 
 // drain reads the seat connection's events and errors (nothing is selected; asynchronous
@@ -360,10 +373,17 @@ var ErrPointerFrozen = errors.New("x11: the pointer's events are held by another
 // hold the events (a menu the click opened) only bounds the second wait.
 //
 // It returns the pointer as the question that found the buttons up saw it: a read-back
-// made after the click was processed.
+// made after the click was processed. When that same question also found no other client
+// holding the pointer, it returns the person's focus as the server had it then
+// (PointerSeen.Focus): read in order with the question, on the set's connection, so after
+// every request the window manager made before it let the press through.
 func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.Duration) (PointerSeen, error) {
 	start := time.Now()
 	poll := newPoller()
+	var person uint16
+	if d.seat != nil {
+		person = d.seat.coreKeyboard
+	}
 	for {
 		// The probe of WaitPointerFree goes with the question: when the buttons are up and
 		// no other client holds the pointer, one round trip is the whole wait. While a
@@ -372,8 +392,19 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 		query := xproto.QueryPointer(d.conn, d.b.root)
 		probe := xproto.GrabPointer(d.conn, false, d.b.root, 0, xproto.GrabModeAsync, xproto.GrabModeAsync,
 			xproto.WindowNone, xproto.CursorNone, xproto.TimeCurrentTime)
+		var focusQ xinput2.FocusCookie
+		if person != 0 {
+			focusQ = xinput2.AskFocus(d.conn, person)
+		}
 		r, err := query.Reply()
 		g, gerr := probe.Reply()
+		var (
+			focus xproto.Window
+			ferr  = errNotAsked
+		)
+		if person != 0 {
+			focus, ferr = focusQ.Reply()
+		}
 		free := gerr == nil && g.Status == xproto.GrabStatusSuccess
 		if free {
 			xproto.UngrabPointer(d.conn, xproto.TimeCurrentTime)
@@ -389,6 +420,7 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 		if r.Mask&buttons == 0 {
 			seen := PointerSeen{At: Point{X: int(r.RootX), Y: int(r.RootY)}, Child: uint32(r.Child), Valid: true}
 			if free {
+				seen.Focus, seen.FocusRead = uint32(focus), ferr == nil
 				return seen, nil
 			}
 			return seen, d.WaitPointerFree(ctx, max)
@@ -402,6 +434,9 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 	}
 }
 
+// errNotAsked stands for the answer to a question that was not sent.
+var errNotAsked = errors.New("x11: not asked")
+
 // PointerSeen is a set's pointer as one reply of the server gave it.
 type PointerSeen struct {
 	// At is where the pointer is, in root coordinates.
@@ -411,6 +446,10 @@ type PointerSeen struct {
 	Child uint32
 	// Valid is false when nothing was read.
 	Valid bool
+	// Focus is the window with the core keyboard's focus (the person's) as the server
+	// answered beside the pointer, when FocusRead (0 None, 1 PointerRoot).
+	Focus     uint32
+	FocusRead bool
 }
 
 // RemoveStaleSeats removes the master pairs that processes other than this one created

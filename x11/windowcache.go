@@ -70,6 +70,7 @@ func (c *windowCache) init(a *atomCache) {
 	c.described = map[xproto.Atom]bool{
 		xproto.AtomWmName: true, xproto.AtomWmClass: true,
 		a.get("_NET_WM_NAME"): true, a.get("_NET_WM_STATE"): true, a.get("_NET_WM_PID"): true, a.get("WM_STATE"): true,
+		a.get("WM_PROTOCOLS"): true,
 	}
 	delete(c.described, 0)
 }

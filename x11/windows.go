@@ -53,6 +53,9 @@ type Window struct {
 	Focused   bool `json:"focused"`
 	// Stack is the stacking position, 0 for the top-most window.
 	Stack int `json:"stack"`
+	// Pings is true when the client lists _NET_WM_PING in WM_PROTOCOLS: it answers a
+	// ping once it has handled every event sent to it before.
+	Pings bool `json:"-"`
 }
 
 // Windows lists the top-level client windows, top-most first. With an EWMH window manager
@@ -280,6 +283,7 @@ type describeCookies struct {
 	geo                                       xproto.GetGeometryCookie
 	tr                                        xproto.TranslateCoordinatesCookie
 	netName, name, class, state, pid, wmState xproto.GetPropertyCookie
+	protocols                                 xproto.GetPropertyCookie
 	xres                                      res.QueryClientIdsCookie
 	hasXRes                                   bool
 }
@@ -290,15 +294,16 @@ func (b *Backend) sendDescribe(id xproto.Window) describeCookies {
 	c := b.conn
 	d := describeCookies{
 		b: b, id: id,
-		attr:    xproto.GetWindowAttributes(c, id),
-		geo:     xproto.GetGeometry(c, xproto.Drawable(id)),
-		tr:      xproto.TranslateCoordinates(c, id, b.root, 0, 0),
-		netName: xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_NAME"), xproto.GetPropertyTypeAny, 0, 1<<16),
-		name:    xproto.GetProperty(c, false, id, xproto.AtomWmName, xproto.GetPropertyTypeAny, 0, 1<<16),
-		class:   xproto.GetProperty(c, false, id, xproto.AtomWmClass, xproto.GetPropertyTypeAny, 0, 1<<16),
-		state:   xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_STATE"), xproto.AtomAtom, 0, 1<<10),
-		pid:     xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_PID"), xproto.AtomCardinal, 0, 1),
-		wmState: xproto.GetProperty(c, false, id, b.atoms.get("WM_STATE"), xproto.GetPropertyTypeAny, 0, 2),
+		attr:      xproto.GetWindowAttributes(c, id),
+		geo:       xproto.GetGeometry(c, xproto.Drawable(id)),
+		tr:        xproto.TranslateCoordinates(c, id, b.root, 0, 0),
+		netName:   xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_NAME"), xproto.GetPropertyTypeAny, 0, 1<<16),
+		name:      xproto.GetProperty(c, false, id, xproto.AtomWmName, xproto.GetPropertyTypeAny, 0, 1<<16),
+		class:     xproto.GetProperty(c, false, id, xproto.AtomWmClass, xproto.GetPropertyTypeAny, 0, 1<<16),
+		state:     xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_STATE"), xproto.AtomAtom, 0, 1<<10),
+		pid:       xproto.GetProperty(c, false, id, b.atoms.get("_NET_WM_PID"), xproto.AtomCardinal, 0, 1),
+		wmState:   xproto.GetProperty(c, false, id, b.atoms.get("WM_STATE"), xproto.GetPropertyTypeAny, 0, 2),
+		protocols: b.askProtocols(id),
 	}
 	if b.caps.XRes {
 		d.xres = res.QueryClientIds(c, 1, []res.ClientIdSpec{{Client: uint32(id), Mask: res.ClientIdMaskLocalClientPID}})
@@ -320,6 +325,7 @@ func (d describeCookies) collect() (Window, error) {
 	state, stateErr := d.state.Reply()
 	pid, pidErr := d.pid.Reply()
 	wmState, wmStateErr := d.wmState.Reply()
+	pings := d.b.takesPing(d.protocols)
 	xpid := 0
 	if d.hasXRes {
 		if r, err := d.xres.Reply(); err == nil {
@@ -343,6 +349,7 @@ func (d describeCookies) collect() (Window, error) {
 		ID:     uint32(d.id),
 		Frame:  Rect{X: int(tr.DstX), Y: int(tr.DstY), Width: int(geo.Width), Height: int(geo.Height)},
 		Mapped: attr.MapState == xproto.MapStateViewable,
+		Pings:  pings,
 	}
 	if netNameErr == nil && len(netName.Value) > 0 {
 		w.Title = string(netName.Value)

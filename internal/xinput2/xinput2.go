@@ -235,15 +235,33 @@ func SetFocus(c *xgb.Conn, id uint16, win xproto.Window) error {
 }
 
 // Focus returns the focus window of keyboard device id (0 None, 1 PointerRoot).
-func Focus(c *xgb.Conn, id uint16) (xproto.Window, error) {
+func Focus(c *xgb.Conn, id uint16) (xproto.Window, error) { return AskFocus(c, id).Reply() }
+
+// FocusCookie is an XIGetFocus question in flight (AskFocus).
+type FocusCookie struct {
+	cookie *xgb.Cookie
+	id     uint16
+}
+
+// AskFocus sends the question of keyboard device id's focus without waiting for the
+// answer: the server answers it in order with c's other requests, whichever device c's
+// core requests use.
+func AskFocus(c *xgb.Conn, id uint16) FocusCookie {
 	buf := request(c, opGetFocus, 4)
 	xgb.Put16(buf[4:], id)
-	reply, err := roundTrip(c, buf)
+	cookie := c.NewCookie(true, true)
+	c.NewRequest(buf, cookie)
+	return FocusCookie{cookie: cookie, id: id}
+}
+
+// Reply waits for the answer: the focus window (0 None, 1 PointerRoot).
+func (f FocusCookie) Reply() (xproto.Window, error) {
+	reply, err := f.cookie.Reply()
 	if err != nil {
-		return 0, fmt.Errorf("XIGetFocus %d: %w", id, err)
+		return 0, fmt.Errorf("XIGetFocus %d: %w", f.id, err)
 	}
 	if len(reply) < 12 {
-		return 0, fmt.Errorf("XIGetFocus %d: %w", id, ErrShortReply)
+		return 0, fmt.Errorf("XIGetFocus %d: %w", f.id, ErrShortReply)
 	}
 	return xproto.Window(xgb.Get32(reply[8:])), nil
 }

@@ -60,8 +60,10 @@ type delivery struct {
 	tool    string
 	// afterKeys, for keyboard input to a window, records that keys went to it (typedwin.go).
 	afterKeys func()
-	// pressed is set once background pointer presses were sent (settleClick).
+	// pressed is set once background pointer presses were sent (settleClick), and seen
+	// to what the wait for their replay last saw.
 	pressed bool
+	seen    x11.PointerSeen
 	// landed is what the server said lay at the point of one-point pointer input when
 	// the guard under the input lock last asked, right before the input; nil until then.
 	landed *x11.TopLevel
@@ -309,11 +311,16 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	before := *dl.personFocus
 	defer d.watchFocus(before, win, true, dl.dev.Seat())
 	read := d.b.FocusWindow
-	if dl.pressed {
+	switch {
+	case dl.pressed && win.Pings:
 		// A window manager that focuses on a click may hand the focus to the client
 		// (WM_TAKE_FOCUS) before it lets the press through; the client then moves the
 		// focus itself when it gets to that message. Its answer to a ping comes after.
-		read = func(ctx context.Context) (uint32, error) { return d.b.FocusWhenCaughtUp(ctx, win.ID, clientCatchUp) }
+		read = func(ctx context.Context) (uint32, error) { return d.b.FocusWhenCaughtUp(ctx, *win, clientCatchUp) }
+	case dl.pressed && dl.seen.FocusRead:
+		// The wait for the press's replay read the focus with its last question, after
+		// the window manager let the press through.
+		read = func(context.Context) (uint32, error) { return dl.seen.Focus, nil }
 	}
 	if w, err := read(ctx); err == nil && w == before.Window {
 		ev["person_focus"] = "kept"
@@ -454,6 +461,7 @@ func settleClick(ctx context.Context, dl *delivery, p x11.Point) (x11.PointerSee
 	}
 	dl.pressed = true
 	seen, err := dl.dev.WaitPointerReplayed(ctx, clickGrabWait, clickReplayWait)
+	dl.seen = seen
 	switch {
 	case errors.Is(err, x11.ErrPointerFrozen):
 		return seen, fmt.Errorf("the press at (%d,%d) was sent, but another client (the window manager, grabbing clicks to focus) still holds it (%v): "+
