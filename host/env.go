@@ -7,11 +7,13 @@ import (
 
 // EnvAllowlist names the variables a worker inherits; every LC_* variable is allowed too.
 // XDG_DATA_HOME and XDG_DATA_DIRS say where the desktop entries launch_app may run are
-// (docs/security.md, "Launching applications").
+// (docs/security.md, "Launching applications"). GOMAXPROCS overrides the one thread a
+// worker runs Go code on (docs/adr/0018).
 var envAllowlist = map[string]bool{
 	"PATH": true, "HOME": true, "LANG": true, "DISPLAY": true, "XAUTHORITY": true,
 	"DBUS_SESSION_BUS_ADDRESS": true, "XDG_RUNTIME_DIR": true,
 	"XDG_DATA_HOME": true, "XDG_DATA_DIRS": true,
+	"GOMAXPROCS": true,
 }
 
 // EnvAllowed reports whether a worker may receive the variable name.

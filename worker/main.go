@@ -29,6 +29,7 @@ const (
 // when nil, becomes a JSON logger on stderr that the host turns back into structured
 // records.
 func Main(args []string, cfg Config) int {
+	useOneThread(os.Getenv)
 	flags, err := contract.ParseWorkerFlags(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cua-host worker: %v\n", err)
