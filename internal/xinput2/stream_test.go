@@ -228,3 +228,28 @@ func TestParseGrabReply(t *testing.T) {
 		t.Fatalf("parseAtoms = %v, %v", atoms, err)
 	}
 }
+
+func TestParseFocusReply(t *testing.T) {
+	r := make([]byte, 32)
+	binary.LittleEndian.PutUint32(r[8:], 0x60000c)
+	if w, err := parseFocusReply(r); err != nil || w != 0x60000c {
+		t.Fatalf("parseFocusReply = 0x%x, %v", w, err)
+	}
+	if _, err := parseFocusReply(r[:11]); err != ErrShortReply {
+		t.Errorf("parseFocusReply of 11 bytes: %v, want ErrShortReply", err)
+	}
+}
+
+func FuzzParseFocusReply(f *testing.F) {
+	f.Add(make([]byte, 32))
+	f.Add([]byte{1, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := parseFocusReply(b)
+		if (err == nil) != (len(b) >= 12) {
+			t.Fatalf("%d bytes: 0x%x, %v", len(b), w, err)
+		}
+		if err == nil && w != xproto.Window(binary.LittleEndian.Uint32(b[8:])) {
+			t.Fatalf("read 0x%x from %x", w, b[8:12])
+		}
+	})
+}

@@ -257,11 +257,19 @@ func AskFocus(c *xgb.Conn, id uint16) FocusCookie {
 // Reply waits for the answer: the focus window (0 None, 1 PointerRoot).
 func (f FocusCookie) Reply() (xproto.Window, error) {
 	reply, err := f.cookie.Reply()
-	if err != nil {
-		return 0, fmt.Errorf("XIGetFocus %d: %w", f.id, err)
+	if err == nil {
+		var w xproto.Window
+		if w, err = parseFocusReply(reply); err == nil {
+			return w, nil
+		}
 	}
+	return 0, fmt.Errorf("XIGetFocus %d: %w", f.id, err)
+}
+
+// parseFocusReply reads the focus window of an XIGetFocus reply.
+func parseFocusReply(reply []byte) (xproto.Window, error) {
 	if len(reply) < 12 {
-		return 0, fmt.Errorf("XIGetFocus %d: %w", f.id, ErrShortReply)
+		return 0, ErrShortReply
 	}
 	return xproto.Window(xgb.Get32(reply[8:])), nil
 }
