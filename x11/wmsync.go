@@ -3,7 +3,6 @@ package x11
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -19,11 +18,10 @@ type wmSync struct {
 	mu sync.Mutex // guards the fields below
 	// win is the unmapped window asked about; 0 until the first question.
 	win xproto.Window
-	// manager is the _NET_SUPPORTING_WM_CHECK window of the manager whose _NET_SUPPORTED
-	// was read (a new one replacing it is asked about afresh); unsupported is set when it
-	// did not list _NET_REQUEST_FRAME_EXTENTS, heard once it answered a question.
-	manager            uint32
-	unsupported, heard bool
+	// manager is the _NET_SUPPORTING_WM_CHECK window of the manager asked (a new one
+	// replacing it is asked about afresh); heard is set once it answered a question.
+	manager uint32
+	heard   bool
 	// sent counts the questions, answered the answers; the manager answers in order, so
 	// question n is answered once answered ≥ n.
 	sent, answered uint64
@@ -78,9 +76,9 @@ func (b *Backend) handleFrameExtents(e xproto.PropertyNotifyEvent) {
 
 // WindowManagerCaughtUp asks the window manager whether it has handled every event the
 // server sent it before this call and waits up to limit for the answer. It returns an
-// error wrapping ErrUnsupported at once when no manager runs or it does not support the
-// question, one wrapping ErrTimeout when no answer came in time, and ctx's error when ctx
-// ends first.
+// error wrapping ErrUnsupported at once when no manager runs or it could not be asked, and
+// once the manager left its first question unanswered for wmSilentAfter; one wrapping
+// ErrTimeout when no answer came in time; and ctx's error when ctx ends first.
 func (b *Backend) WindowManagerCaughtUp(ctx context.Context, limit time.Duration) error {
 	if b.closed() {
 		return ErrClosed
@@ -88,16 +86,16 @@ func (b *Backend) WindowManagerCaughtUp(ctx context.Context, limit time.Duration
 	asked := time.Now()
 	n, changed, ok := b.askWindowManager()
 	if !ok {
-		return fmt.Errorf("%w: the window manager does not answer _NET_REQUEST_FRAME_EXTENTS", ErrUnsupported)
+		return fmt.Errorf("%w: no window manager to ask (_NET_REQUEST_FRAME_EXTENTS)", ErrUnsupported)
 	}
-	// A manager that lists the request but never answers it (fluxbox) is found out by
+	// A manager that never answers (fluxbox, which lists the request) is found out by
 	// the question Open sends: unanswered after wmSilentAfter, it is not waited for.
 	b.wm.mu.Lock()
 	heard, since := b.wm.heard, time.Since(b.wm.firstAsked)
 	b.wm.mu.Unlock()
 	if !heard {
 		if since >= wmSilentAfter {
-			return fmt.Errorf("%w: the window manager lists _NET_REQUEST_FRAME_EXTENTS but did not answer it within %v", ErrUnsupported, wmSilentAfter)
+			return fmt.Errorf("%w: the window manager did not answer _NET_REQUEST_FRAME_EXTENTS within %v", ErrUnsupported, wmSilentAfter)
 		}
 		limit = min(limit, wmSilentAfter-since)
 	}
@@ -140,12 +138,10 @@ func (b *Backend) askWindowManager() (n uint64, changed chan struct{}, ok bool) 
 		return 0, nil, false // no manager yet: it may start later
 	}
 	if check != s.manager {
+		// Every manager is asked, whether or not _NET_SUPPORTED lists the request: i3
+		// answers it without listing it. One that does not answer is found out by its
+		// first question (wmSilentAfter).
 		s.manager, s.heard, s.firstAsked = check, false, time.Time{}
-		supported, _ := getProperty(b.conn, b.root, b.atoms.get("_NET_SUPPORTED"))
-		s.unsupported = !slices.Contains(propUint32s(supported), uint32(b.atoms.get("_NET_REQUEST_FRAME_EXTENTS")))
-	}
-	if s.unsupported {
-		return 0, nil, false
 	}
 	if s.win == 0 {
 		id, err := newPropertyWindow(b.conn, b.root)

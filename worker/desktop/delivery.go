@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cua-host/cua-host/authz"
@@ -52,6 +53,9 @@ type delivery struct {
 	// manager moved it (keepPersonFocus); both nil otherwise.
 	personFocus *x11.Focus
 	keep        func(context.Context, map[string]any)
+	// backsBefore is how many times a watch had given the person's focus back from the
+	// window before the input (focusWatches.backs).
+	backsBefore uint64
 	// focusAhead, when not nil, gives the question of the person's focus that pointerReady
 	// sends beside its checks (readFocusAhead), once sent.
 	focusAhead chan *x11.FocusQuestion
@@ -198,6 +202,7 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 func (d *desk) notePersonFocus(ctx context.Context, dl *delivery, win *x11.Window) {
 	if f, err := dl.inputFocus(ctx, d.b); err == nil && f.TopLevel != win.ID {
 		dl.personFocus = &f
+		dl.backsBefore = d.focusWatch.backs(win.ID)
 		dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
 	}
 }
@@ -279,6 +284,21 @@ type focusWatches struct {
 	mu sync.Mutex // guards byWin
 	// byWin maps a window to the person's focus to give back and the watch's end.
 	byWin map[uint32]focusWatchState
+	// late is set once a watch gave the focus back from a window the session gave input
+	// to: the window manager (or the client) moves the focus after the call's read-back
+	// (i3 sets it after it lets a press through). keepPersonFocus then asks the manager to
+	// catch up before it reads the focus back.
+	late atomic.Bool
+	// gaveBack counts, per window, the times a watch gave the person's focus back from it;
+	// guarded by mu.
+	gaveBack map[uint32]uint64
+}
+
+// backs returns how many times a watch gave the person's focus back from window id.
+func (cw *focusWatches) backs(id uint32) uint64 {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	return cw.gaveBack[id]
 }
 
 type focusWatchState struct {
@@ -311,18 +331,27 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	before := *dl.personFocus
 	defer d.watchFocus(before, win, true, dl.dev.Seat())
 	read := d.b.FocusWindow
+	// A manager seen to move the focus late answers this question only after it has
+	// handled the press; the focus is then read afresh (FocusWindow).
+	caughtUp := dl.pressed && d.focusWatch.late.Load() && d.b.WindowManagerCaughtUp(ctx, clientCatchUp) == nil
 	switch {
 	case dl.pressed && win.Pings:
 		// A window manager that focuses on a click may hand the focus to the client
 		// (WM_TAKE_FOCUS) before it lets the press through; the client then moves the
 		// focus itself when it gets to that message. Its answer to a ping comes after.
 		read = func(ctx context.Context) (uint32, error) { return d.b.FocusWhenCaughtUp(ctx, *win, clientCatchUp) }
-	case dl.pressed && dl.seen.FocusRead:
+	case dl.pressed && dl.seen.FocusRead && !caughtUp:
 		// The wait for the press's replay read the focus with its last question, after
 		// the window manager let the press through.
 		read = func(context.Context) (uint32, error) { return dl.seen.Focus, nil }
 	}
 	if w, err := read(ctx); err == nil && w == before.Window {
+		if d.focusWatch.backs(win.ID) != dl.backsBefore {
+			// The watch of an earlier call gave it back meanwhile: it moved.
+			ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x (read back)", win.ID, before.Window)
+			ev["focus_restored"] = true
+			return
+		}
 		ev["person_focus"] = "kept"
 		return
 	}
@@ -422,6 +451,15 @@ func (d *desk) focusWatchLoop(id uint32) {
 		if !gone && !onTarget {
 			continue // the person focused something else
 		}
+		if !gone {
+			cw.late.Store(true)
+		}
+		cw.mu.Lock()
+		if cw.gaveBack == nil {
+			cw.gaveBack = map[uint32]uint64{}
+		}
+		cw.gaveBack[id]++
+		cw.mu.Unlock()
 		if err := d.b.GiveFocusBack(ctx, st.before, st.activate); err != nil {
 			d.log.Debug("give the person's focus back", "window", st.before.Window, "err", err)
 		} else {
