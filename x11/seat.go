@@ -399,11 +399,12 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 		r, err := query.Reply()
 		g, gerr := probe.Reply()
 		var (
-			focus xproto.Window
-			ferr  = errNotAsked
+			focus     xproto.Window
+			focusRead bool
 		)
 		if person != 0 {
-			focus, ferr = focusQ.Reply()
+			f, ferr := focusQ.Reply()
+			focus, focusRead = f, ferr == nil
 		}
 		free := gerr == nil && g.Status == xproto.GrabStatusSuccess
 		if free {
@@ -420,7 +421,7 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 		if r.Mask&buttons == 0 {
 			seen := PointerSeen{At: Point{X: int(r.RootX), Y: int(r.RootY)}, Child: uint32(r.Child), Valid: true}
 			if free {
-				seen.Focus, seen.FocusRead = uint32(focus), ferr == nil
+				seen.Focus, seen.FocusRead = uint32(focus), focusRead
 				return seen, nil
 			}
 			return seen, d.WaitPointerFree(ctx, max)
@@ -433,9 +434,6 @@ func (d *Devices) WaitPointerReplayed(ctx context.Context, max, frozenMax time.D
 		}
 	}
 }
-
-// errNotAsked stands for the answer to a question that was not sent.
-var errNotAsked = errors.New("x11: not asked")
 
 // PointerSeen is a set's pointer as one reply of the server gave it.
 type PointerSeen struct {

@@ -348,7 +348,7 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	if w, err := read(ctx); err == nil && w == before.Window {
 		if d.focusWatch.backs(win.ID) != dl.backsBefore {
 			// The watch of an earlier call gave it back meanwhile: it moved.
-			ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x (read back)", win.ID, before.Window)
+			ev["person_focus"] = givenBack(win.ID, before.Window)
 			ev["focus_restored"] = true
 			return
 		}
@@ -371,12 +371,18 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	refocus(ctx, d, dl.dev.Seat(), win.ID)
 	switch {
 	case restored:
-		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x (read back)", f.Window, before.Window)
+		ev["person_focus"] = givenBack(f.Window, before.Window)
 	case err != nil:
 		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; giving it back to 0x%x failed: %v", f.Window, before.Window, err)
 	default:
 		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x, but it is on 0x%x", f.Window, before.Window, after.Window)
 	}
+}
+
+// givenBack is person_focus for a focus the window manager moved to window from and that
+// was given back to window to, as read back.
+func givenBack(from, to uint32) string {
+	return fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x (read back)", from, to)
 }
 
 // watchFocus, after background input into win on a shared display, gives the person their
