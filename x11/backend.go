@@ -300,12 +300,12 @@ func (b *Backend) eventLoop() {
 			if e.Window == b.root {
 				b.setSize(int(e.Width), int(e.Height))
 			}
+			b.handleWindowManagerAnswer(e)
 			b.notify.wake()
 		case xproto.PropertyNotifyEvent:
 			if b.barrier.handle(e) {
 				continue
 			}
-			b.handleFrameExtents(e)
 			b.notify.wake()
 		case xproto.MapNotifyEvent, xproto.CreateNotifyEvent, xproto.ReparentNotifyEvent:
 			b.notify.wake()
@@ -384,15 +384,21 @@ func syncConn(c *xgb.Conn) error {
 }
 
 // newPropertyWindow creates a never-mapped 1×1 input-only window on conn whose property
-// changes come to conn as PropertyNotify events: a place for selections, questions to the
-// window manager and markers in the event stream.
+// changes come to conn as PropertyNotify events: a place for selections and markers in the
+// event stream.
 func newPropertyWindow(conn *xgb.Conn, root xproto.Window) (xproto.Window, error) {
+	return newWindow(conn, root, xproto.EventMaskPropertyChange)
+}
+
+// newWindow creates a never-mapped 1×1 input-only window on conn, off the screen, whose
+// events in mask come to conn.
+func newWindow(conn *xgb.Conn, root xproto.Window, mask uint32) (xproto.Window, error) {
 	id, err := xproto.NewWindowId(conn)
 	if err != nil {
 		return 0, xerr("NewWindowId", err)
 	}
 	if err := xproto.CreateWindowChecked(conn, 0, id, root, -10, -10, 1, 1, 0, xproto.WindowClassInputOnly,
-		0, xproto.CwEventMask, []uint32{xproto.EventMaskPropertyChange}).Check(); err != nil {
+		0, xproto.CwEventMask, []uint32{mask}).Check(); err != nil {
 		return 0, xerr("CreateWindow", err)
 	}
 	return id, nil

@@ -6,8 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
 
 	"github.com/cua-host/cua-host/host/display"
 	"github.com/cua-host/cua-host/test/xevlog/harness"
@@ -60,33 +64,19 @@ func TestWindowManagerCaughtUp(t *testing.T) {
 	}
 }
 
-// TestWindowManagerReplacedBySilentOne: a manager that lists _NET_REQUEST_FRAME_EXTENTS
-// but never answers it (fluxbox) replaces one that answers (openbox) on a display of the
-// test's own. After a keymap change, the question to the new manager is not waited for
-// longer than its first second: WindowManagerCaughtUpWithKeymap says ErrUnsupported, and
-// says it at once the next time.
-func TestWindowManagerReplacedBySilentOne(t *testing.T) {
+// TestWindowManagerReplaced: fluxbox, which lists _NET_REQUEST_FRAME_EXTENTS but never
+// answers it, replaces openbox on a display of the test's own. It answers the configure
+// request: after a keymap change WindowManagerCaughtUpWithKeymap returns nil, and while
+// fluxbox is stopped the question times out, so the answer was fluxbox's and not the
+// server's.
+func TestWindowManagerReplaced(t *testing.T) {
 	harness.Require(t)
 	if _, err := exec.LookPath("fluxbox"); err != nil {
 		t.Skip("fluxbox is not installed")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	d, err := display.Start(ctx, display.Options{WindowManager: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	t.Setenv("XAUTHORITY", d.XAuthority())
-	b, err := x11.Open(ctx, x11.Options{Display: d.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil {
-		t.Fatalf("openbox: %v", err)
-	}
-	env := append(os.Environ(), "DISPLAY="+d.Name(), "HOME="+t.TempDir())
+	_, b, env := openWithManager(ctx, t)
 	run := func(name string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(name, args...)
@@ -113,9 +103,66 @@ func TestWindowManagerReplacedBySilentOne(t *testing.T) {
 	}
 	run("xmodmap", "-e", "keycode 248 = F33")
 	time.Sleep(200 * time.Millisecond) // the MappingNotify reaches the backend
+	if err := b.WindowManagerCaughtUpWithKeymap(ctx, 10*time.Second); err != nil {
+		t.Fatalf("fluxbox after a keymap change: %v", err)
+	}
+	if err := fb.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	err := b.WindowManagerCaughtUp(ctx, 300*time.Millisecond)
+	fb.Process.Signal(syscall.SIGCONT)
+	if !errors.Is(err, x11.ErrTimeout) {
+		t.Errorf("fluxbox stopped: WindowManagerCaughtUp = %v, want ErrTimeout", err)
+	}
+	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil {
+		t.Errorf("fluxbox continued: %v", err)
+	}
+}
+
+// TestSilentWindowManager: with no manager the server answers the question at once; a
+// client that redirects the root's children and never answers (as a hung manager would)
+// is waited for no longer than its first second after a keymap change, and not at all
+// the next time.
+func TestSilentWindowManager(t *testing.T) {
+	harness.Require(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	d, err := display.Start(ctx, display.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	t.Setenv("XAUTHORITY", d.XAuthority())
+	b, err := x11.Open(ctx, x11.Options{Display: d.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
 	start := time.Now()
+	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil || time.Since(start) > time.Second {
+		t.Fatalf("no manager: %v after %v, want nil at once", err, time.Since(start))
+	}
+	// The silent manager: a connection that takes the redirection and reads nothing.
+	conn, err := xgb.NewConnDisplay(d.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	root := xproto.Setup(conn).DefaultScreen(conn).Root
+	if err := xproto.ChangeWindowAttributesChecked(conn, root, xproto.CwEventMask,
+		[]uint32{xproto.EventMaskSubstructureRedirect}).Check(); err != nil {
+		t.Fatalf("take the redirection: %v", err)
+	}
+	env := append(os.Environ(), "DISPLAY="+d.Name(), "HOME="+t.TempDir())
+	cmd := exec.Command("xmodmap", "-e", "keycode 248 = F33")
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("xmodmap: %v: %s", err, out)
+	}
+	time.Sleep(200 * time.Millisecond) // the MappingNotify reaches the backend
+	start = time.Now()
 	if err := b.WindowManagerCaughtUpWithKeymap(ctx, 10*time.Second); !errors.Is(err, x11.ErrUnsupported) {
-		t.Fatalf("fluxbox after a keymap change: %v, want ErrUnsupported", err)
+		t.Fatalf("silent manager after a keymap change: %v, want ErrUnsupported", err)
 	}
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("waited %v for a manager that does not answer", took)
@@ -124,6 +171,27 @@ func TestWindowManagerReplacedBySilentOne(t *testing.T) {
 	if err := b.WindowManagerCaughtUpWithKeymap(ctx, 10*time.Second); !errors.Is(err, x11.ErrUnsupported) || time.Since(start) > time.Second {
 		t.Errorf("asked again: %v after %v, want ErrUnsupported at once", err, time.Since(start))
 	}
+}
+
+// openWithManager starts a display of the test's own with openbox and opens a backend on
+// it; env is the environment of a client of that display.
+func openWithManager(ctx context.Context, t *testing.T) (*display.Display, *x11.Backend, []string) {
+	t.Helper()
+	d, err := display.Start(ctx, display.Options{WindowManager: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	t.Setenv("XAUTHORITY", d.XAuthority())
+	b, err := x11.Open(ctx, x11.Options{Display: d.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil {
+		t.Fatalf("openbox: %v", err)
+	}
+	return d, b, append(os.Environ(), "DISPLAY="+d.Name(), "HOME="+t.TempDir())
 }
 
 // supportingWMCheck reads the root's _NET_SUPPORTING_WM_CHECK with xprop ("" when none).
