@@ -40,6 +40,10 @@ type compatStep struct {
 	Call   compatCall `json:"call"`
 	Person string     `json:"person"` // "kept", or where the pointer or focus went
 	Result string     `json:"result"` // what the witness saw, classified as a cell is
+	// Accounts are the calls whose result disagreed with the focus witness about the
+	// person's focus; AccountsWrong is set when one said kept while it left.
+	Accounts      []string `json:"accounts,omitempty"`
+	AccountsWrong bool     `json:"accounts_wrong,omitempty"`
 }
 
 // compatCell is one application under one window manager.
@@ -75,6 +79,12 @@ type compatCall struct {
 	Route         string `json:"route,omitempty"`
 	FocusRestored bool   `json:"focus_restored,omitempty"`
 	Person        string `json:"person"`
+	// FocusLeft is how many times the person's focus left their terminal during the call
+	// (focusWitness); FocusAccount says how the result's person_focus disagrees with that,
+	// and FocusAccountWrong is set when it says kept while the focus left.
+	FocusLeft         int    `json:"focus_left,omitempty"`
+	FocusAccount      string `json:"focus_account,omitempty"`
+	FocusAccountWrong bool   `json:"focus_account_wrong,omitempty"`
 	// Evidence is what the call's details say it saw (cua-host/details evidence): where
 	// its pointer was, whether a grab held it, which window was under it.
 	Evidence map[string]any `json:"evidence,omitempty"`
@@ -148,6 +158,11 @@ func TestCompat(t *testing.T) {
 				if !full && s.Person != "kept" {
 					t.Errorf("%s: %s after %s", wm.name, s.Person, s.Call.Tool)
 				}
+				if !full && s.AccountsWrong {
+					t.Errorf("%s: what the results said of the person's focus: %s", wm.name, strings.Join(s.Accounts, "; "))
+				} else if len(s.Accounts) > 0 {
+					t.Logf("%s: what the results said of the person's focus: %s", wm.name, strings.Join(s.Accounts, "; "))
+				}
 			}
 			for _, app := range apps {
 				t.Run(app.name, func(t *testing.T) {
@@ -186,6 +201,11 @@ func TestCompat(t *testing.T) {
 						}
 						for _, m := range cell.Moves {
 							t.Errorf("%s / %s: the person's %s", wm.name, app.label, m)
+						}
+						for _, c := range cell.Calls {
+							if c.FocusAccountWrong {
+								t.Errorf("%s / %s: %s: %s", wm.name, app.label, c.Tool, c.FocusAccount)
+							}
 						}
 					}
 				})
@@ -261,8 +281,11 @@ func writeCompatReport(t *testing.T, rep *compatReport) {
 // next call starts from the person's own state.
 func agentCall(t *testing.T, desk *compatDesk, rp *runProc, calls *[]compatCall, moves *[]string, name string, args map[string]any) (compatCall, map[string]any) {
 	t.Helper()
+	left := desk.focus.count(t)
 	res := rp.call(t, name, args)
 	c := describeCall(t, name, res)
+	c.FocusLeft = desk.focus.count(t) - left
+	c.FocusAccount, c.FocusAccountWrong = focusAccount(c, c.FocusLeft)
 	c.Person = "kept"
 	if m := desk.moved(); m != "" {
 		c.Person = m

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,8 @@ type compatDesk struct {
 	d    *display.Display
 	home string
 	term string // the person's terminal's window id (decimal, as xdotool writes it)
+	// focus counts the times the person's focus left their terminal.
+	focus *focusWitness
 }
 
 // The person's pointer rests here, inside their terminal at the bottom right corner.
@@ -107,6 +110,7 @@ func startCompatDesk(t testing.TB, wm compatWM) *compatDesk {
 		t.Fatal("the person's terminal never showed")
 	}
 	c.restore()
+	c.focus = watchPersonFocus(t, d.Name(), d.XAuthority(), c.term)
 	return c
 }
 
@@ -208,7 +212,8 @@ func (c *compatDesk) moved() string {
 
 // wmSteps is the window manager's row: the agent launches an xterm on the person's
 // display, clicks into it and types a line into its cat; after each call, whether the
-// person's pointer and focus stayed, and what the result said (focus_restored).
+// person's pointer and focus stayed, and what the result said (focus_restored). Then
+// focusClicks.
 func wmSteps(t *testing.T, desk *compatDesk, rp *runProc) []compatStep {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "agent.txt")
@@ -237,8 +242,68 @@ func wmSteps(t *testing.T, desk *compatDesk, rp *runProc) []compatStep {
 	})
 	steps = append(steps, compatStep{Call: typed, Person: typed.Person,
 		Result: classify([]compatCall{typed}, ok, got == "", got)})
+	steps = append(steps, focusClicks(t, desk, rp))
 	rp.call(t, "kill_app", map[string]any{"pid": target["pid"]})
 	time.Sleep(300 * time.Millisecond)
 	desk.restore()
 	return steps
+}
+
+// focusClickCount is how many clicks focusClicks makes: managers that move the focus late
+// did so on a few percent of clicks.
+const focusClickCount = 20
+
+// focusClicks clicks focusClickCount times into a terminal of the person's (not the
+// focused one) and compares what each result says of the person's focus with the focus
+// witness. The step's Person is the first move found after a click (each is undone), its
+// Accounts every disagreement.
+func focusClicks(t *testing.T, desk *compatDesk, rp *runProc) compatStep {
+	t.Helper()
+	cmd := desk.spawn("", "xterm", "-title", "person-second-terminal", "-geometry", "60x10+300+200", "-e", "cat")
+	var win string
+	if !waitFor(10*time.Second, func() bool { win = desk.search("^person-second-terminal$"); return win != "" }) {
+		t.Fatal("the person's second terminal never showed")
+	}
+	id, _ := strconv.Atoi(win)
+	target := map[string]any{"pid": cmd.Process.Pid, "window_id": id}
+	// Managed (the manager set WM_STATE), and focused if the manager focuses new windows;
+	// then the person's first terminal is focused again, through the manager, so that its
+	// own idea of the focus is that terminal too.
+	if !waitFor(10*time.Second, func() bool {
+		out, err := desk.run("xprop", "-id", win, "WM_STATE")
+		return err == nil && strings.Contains(out, "Normal")
+	}) {
+		t.Fatal("the window manager never managed the person's second terminal")
+	}
+	time.Sleep(500 * time.Millisecond)
+	desk.restore()
+	time.Sleep(300 * time.Millisecond)
+	desk.restore()
+	st := compatStep{Person: "kept"}
+	left, said := 0, 0
+	for i := range focusClickCount {
+		c, _ := agentCall(t, desk, rp, nil, nil, "click", with(target, "x", 100+2*i, "y", 60))
+		st.Call = c
+		if !c.ok() {
+			st.Result = fmt.Sprintf("click %d of %d: %s", i+1, focusClickCount, contractOf([]compatCall{c}))
+			return st
+		}
+		if c.Person != "kept" && st.Person == "kept" {
+			st.Person = c.Person
+		}
+		if c.FocusLeft > 0 {
+			left++
+		}
+		if pf, _ := c.Evidence["person_focus"].(string); pf != "" && pf != "kept" {
+			said++
+		}
+		if c.FocusAccount != "" {
+			st.Accounts = append(st.Accounts, fmt.Sprintf("click %d: %s", i+1, c.FocusAccount))
+			st.AccountsWrong = st.AccountsWrong || c.FocusAccountWrong
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	st.Result = fmt.Sprintf("%d clicks into another terminal of the person's: the focus left theirs during %d, the results said it moved for %d", focusClickCount, left, said)
+	cmd.Process.Kill()
+	return st
 }

@@ -200,11 +200,23 @@ func (d *desk) pointerReady(ctx context.Context, call *tool.Call, asked string, 
 // display (the question asked ahead, if any) and, when it is elsewhere, arranges for it to
 // be kept there (keepPersonFocus). A focus that cannot be read is not kept.
 func (d *desk) notePersonFocus(ctx context.Context, dl *delivery, win *x11.Window) {
-	if f, err := dl.inputFocus(ctx, d.b); err == nil && f.TopLevel != win.ID {
-		dl.personFocus = &f
-		dl.backsBefore = d.focusWatch.backs(win.ID)
-		dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
+	f, err := dl.inputFocus(ctx, d.b)
+	if err != nil {
+		return
 	}
+	if f.TopLevel == win.ID {
+		// On win already: a manager moved it there after earlier input, and the watch
+		// of that input has not given it back yet. This call gives it back to where the
+		// watch would.
+		before, ok := d.focusWatch.watched(win.ID)
+		if !ok {
+			return
+		}
+		f = before
+	}
+	dl.personFocus = &f
+	dl.backsBefore = d.focusWatch.backs(win.ID)
+	dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
 }
 
 // readFocusAhead sends the question of the person's focus beside the checks that run
@@ -284,14 +296,27 @@ type focusWatches struct {
 	mu sync.Mutex // guards byWin
 	// byWin maps a window to the person's focus to give back and the watch's end.
 	byWin map[uint32]focusWatchState
-	// late is set once a watch gave the focus back from a window the session gave input
-	// to: the window manager (or the client) moves the focus after the call's read-back
-	// (i3 sets it after it lets a press through). keepPersonFocus then asks the manager to
-	// catch up before it reads the focus back.
-	late atomic.Bool
+	// moves is set once the person's focus was seen to move to a window the session gave
+	// input to, by a call's read-back or by a watch. Some managers move it only after they
+	// let a press through (i3 replays the press, then focuses), so the replay wait's focus
+	// answer may come before the move: keepPersonFocus then asks the manager to catch up
+	// before it reads the focus back.
+	moves atomic.Bool
+	// firstChecked is set by the first background click read back after the manager
+	// caught up: that click tells whether the manager moves the focus on a click, before
+	// any click has been seen to move it.
+	firstChecked atomic.Bool
 	// gaveBack counts, per window, the times a watch gave the person's focus back from it;
 	// guarded by mu.
 	gaveBack map[uint32]uint64
+}
+
+// watched returns the person's focus a running watch of window id gives back.
+func (cw *focusWatches) watched(id uint32) (x11.Focus, bool) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	st, ok := cw.byWin[id]
+	return st.before, ok && time.Now().Before(st.until)
 }
 
 // backs returns how many times a watch gave the person's focus back from window id.
@@ -331,9 +356,16 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	before := *dl.personFocus
 	defer d.watchFocus(before, win, true, dl.dev.Seat())
 	read := d.b.FocusWindow
-	// A manager seen to move the focus late answers this question only after it has
-	// handled the press; the focus is then read afresh (FocusWindow).
-	caughtUp := dl.pressed && d.focusWatch.late.Load() && d.b.WindowManagerCaughtUp(ctx, clientCatchUp) == nil
+	// A manager answers this question only after it has handled the press, or the focus
+	// events of the session keyboard's focus; the focus is then read afresh
+	// (FocusWindow). It is asked on the display's first click and, once the manager has
+	// been seen to move the focus, after all input: about 0.3 ms more.
+	caughtUp := false
+	moves := d.focusWatch.moves.Load()
+	if dl.pressed && !win.Pings && (moves || !d.focusWatch.firstChecked.Load()) || !dl.pressed && moves {
+		caughtUp = d.b.WindowManagerCaughtUp(ctx, clientCatchUp) == nil
+		d.focusWatch.firstChecked.Store(true)
+	}
 	switch {
 	case dl.pressed && win.Pings:
 		// A window manager that focuses on a click may hand the focus to the client
@@ -345,9 +377,11 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 		// the window manager let the press through.
 		read = func(context.Context) (uint32, error) { return dl.seen.Focus, nil }
 	}
-	if w, err := read(ctx); err == nil && w == before.Window {
+	w, err := read(ctx)
+	if err == nil && w == before.Window {
 		if d.focusWatch.backs(win.ID) != dl.backsBefore {
 			// The watch of an earlier call gave it back meanwhile: it moved.
+			d.focusWatch.moves.Store(true)
 			ev["person_focus"] = givenBack(win.ID, before.Window)
 			ev["focus_restored"] = true
 			return
@@ -355,15 +389,24 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 		ev["person_focus"] = "kept"
 		return
 	}
-	f, err := d.b.InputFocus(ctx)
-	if err != nil {
-		ev["person_focus"] = "not read back: " + err.Error()
+	f, ferr := d.b.InputFocus(ctx)
+	if ferr != nil {
+		ev["person_focus"] = "not read back: " + ferr.Error()
 		return
 	}
 	if f.Window == before.Window {
+		if err == nil {
+			// It was on w a moment ago and is back: a watch gave it back in between, or
+			// the manager did.
+			d.focusWatch.moves.Store(true)
+			ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; it is back on 0x%x (read back)", w, before.Window)
+			ev["focus_restored"] = true
+			return
+		}
 		ev["person_focus"] = "kept"
 		return
 	}
+	d.focusWatch.moves.Store(true)
 	err = d.b.GiveFocusBack(ctx, before, true)
 	after, rerr := d.b.InputFocus(ctx)
 	restored := err == nil && rerr == nil && after.Window == before.Window
@@ -458,7 +501,7 @@ func (d *desk) focusWatchLoop(id uint32) {
 			continue // the person focused something else
 		}
 		if !gone {
-			cw.late.Store(true)
+			cw.moves.Store(true)
 		}
 		cw.mu.Lock()
 		if cw.gaveBack == nil {
