@@ -86,6 +86,31 @@ cli() {
 	printf '| %s: `%s` | %s | %s |\n' "$what" "${cmd//|/\\|}" "${res[0]}" "${res[1]}"
 }
 
+# xterm_select: xterm shows a line; a trusted client selects it (a triple-click), then asks
+# for PRIMARY. Does xterm survive each? (xterm ends at its first X error.)
+xterm_select() {
+	command -v xterm >/dev/null || { printf '| select a line in `xterm` | not installed | |\n'; return; }
+	local res=()
+	for auth in "$XAUTHORITY" "$untrusted"; do
+		XAUTHORITY="$auth" xterm -class CuaSelect -e sh -c 'echo a-line; exec sleep 600' >"$work/select.out" 2>&1 &
+		local pid=$! w="" r="works"
+		for _ in $(seq 80); do w=$(xdotool search --onlyvisible --class CuaSelect 2>/dev/null | head -1); [ -n "$w" ] && break; sleep 0.1; done
+		sleep 0.3
+		xdotool mousemove --window "$w" 30 8 click --repeat 3 --delay 80 1 >/dev/null 2>&1
+		sleep 0.5
+		if ! kill -0 "$pid" 2>/dev/null; then
+			r="dies on the selection: $(grep -m1 -o 'BadAccess\|X_[A-Za-z]*' "$work/select.out" | head -1) $(grep -m1 -o 'X_[A-Za-z]*' "$work/select.out" | head -1)"
+		else
+			timeout 2 xclip -o -selection primary >/dev/null 2>&1
+			sleep 0.5
+			kill -0 "$pid" 2>/dev/null || r="dies when PRIMARY is asked for: $(grep -m1 -o 'BadAccess' "$work/select.out") $(grep -m1 -o 'X_[A-Za-z]*' "$work/select.out" | head -1)"
+		fi
+		res+=("$r")
+		kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+	done
+	printf '| select a line in `xterm` (a triple-click), then a trusted client reads PRIMARY | %s | %s |\n' "${res[0]}" "${res[1]}"
+}
+
 echo "Measured $(date -u +%Y-%m-%d) on Xvfb $(dpkg-query -W -f '${Version}' xvfb 2>/dev/null || echo '(version unknown)'), openbox; untrusted = \`xauth generate … untrusted\`."
 echo
 echo "| program | trusted | untrusted |"
@@ -96,6 +121,7 @@ gui "Event Tester" - xev
 gui xeyes XEyes xeyes
 gui xclock XClock xclock
 gui xmessage Xmessage xmessage untrusted-test
+xterm_select
 cli "list extensions" sh -c 'xdpyinfo -queryExtensions | grep -q XTEST'
 cli "XTEST input" xdotool type hello
 cli "image of a trusted window" xwd -silent -id "$target" -out /dev/null

@@ -22,7 +22,8 @@ import (
 // The sandbox hides the person's cookie files and runtime directory, every cua-host
 // directory but the display's own, and the places Hello names (the journal, the host's
 // runtime directories); it keeps what the program was given: the cookie in its
-// XAUTHORITY and the display's own directory when the display is private.
+// XAUTHORITY, the X resources beside it in its XENVIRONMENT, and the display's own
+// directory when the display is private.
 func launchWrapper(cfg *cuav1.Sandbox, private bool, log *slog.Logger) func(argv, env []string) ([]string, error) {
 	if cfg.GetDisabled() {
 		log.Warn("launched programs are not sandboxed: they can read every file the user can, the person's X cookie included")
@@ -49,6 +50,11 @@ func launchWrapper(cfg *cuav1.Sandbox, private bool, log *slog.Logger) func(argv
 		var keep, except []string
 		if c := vars["XAUTHORITY"]; c != "" {
 			keep = append(keep, c)
+			// The X resources an untrusted launch is given sit beside its cookie
+			// (x11.Launch); nothing else XENVIRONMENT names is kept.
+			if x := vars["XENVIRONMENT"]; x != "" && filepath.Dir(x) == filepath.Dir(c) {
+				keep = append(keep, x)
+			}
 		}
 		// A private display's directory (its cookie, its session bus) is the session's own;
 		// only a directory the host made for one is spared, never one the cookie merely

@@ -109,7 +109,9 @@ func ResolveExecutable(name string) (string, error) {
 
 // Launch starts an application in its own process group on this display, with stdin from
 // /dev/null, SIGKILL as its parent-death signal and, when the backend was opened with
-// UntrustedLaunches, an untrusted X authorization of its own (XAUTHORITY), and waits
+// UntrustedLaunches, an untrusted X authorization of its own (XAUTHORITY) and the X
+// resources that keep xterm alive as an untrusted client (XENVIRONMENT,
+// untrustedXtResources), and waits
 // until it maps its first top-level window (matched by pid) or WindowTimeout passes. The process is reaped when it exits; Close stops it if it still runs.
 func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 	if b.closed() {
@@ -120,7 +122,8 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 		return nil, err
 	}
 	env := slices.DeleteFunc(os.Environ(), func(s string) bool {
-		return strings.HasPrefix(s, "DISPLAY=") || b.untrustedLaunch && strings.HasPrefix(s, "XAUTHORITY=")
+		return strings.HasPrefix(s, "DISPLAY=") ||
+			b.untrustedLaunch && (strings.HasPrefix(s, "XAUTHORITY=") || strings.HasPrefix(s, "XENVIRONMENT="))
 	})
 	env = append(env, opts.Env...)
 	env = append(env, "DISPLAY="+b.display)
@@ -132,7 +135,7 @@ func (b *Backend) Launch(ctx context.Context, opts LaunchOptions) (*Launched, er
 		if err != nil {
 			return nil, fmt.Errorf("x11: untrusted authorization: %w", err)
 		}
-		env = append(env, "XAUTHORITY="+xauth)
+		env = append(env, "XAUTHORITY="+xauth, "XENVIRONMENT="+b.untrusted.xtResources)
 	}
 	argv := append([]string{path}, opts.Args...)
 	if b.wrap != nil {

@@ -195,6 +195,8 @@ type untrustedAuth struct {
 	sec *security
 	num string
 	dir string
+	// xtResources is the XENVIRONMENT file of launched programs (untrustedXtResources).
+	xtResources string
 	// mu guards the fields below.
 	mu     sync.Mutex
 	ids    []uint32
@@ -219,7 +221,12 @@ func newUntrustedAuth(conn *xgb.Conn, display string) (*untrustedAuth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("x11: untrusted xauthority directory: %w", err)
 	}
-	return &untrustedAuth{sec: sec, num: num, dir: dir}, nil
+	xt, err := writeXtResources(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &untrustedAuth{sec: sec, num: num, dir: dir, xtResources: xt}, nil
 }
 
 // issue generates a new untrusted authorization and returns the path of the Xauthority

@@ -3,9 +3,11 @@ package x11_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,4 +83,64 @@ func TestUntrustedLaunches(t *testing.T) {
 	} else if !strings.Contains(string(out), "unable to open display") {
 		t.Logf("xdpyinfo with a revoked authorization: %v: %s", err, out)
 	}
+}
+
+// TestUntrustedXtermSelects: an xterm launched as an untrusted X client survives what
+// ended it before (an X error ends xterm): a triple-click that selects a line, whose
+// default action writes the root window's CUT_BUFFER0, and a trusted client asking for
+// PRIMARY. Selecting and pasting inside it still work: a middle-click pastes the line it
+// selected into its cat, and the file cat writes is the witness. Nothing it selects
+// reaches PRIMARY.
+func TestUntrustedXtermSelects(t *testing.T) {
+	harness.Require(t)
+	testkit.NeedPrograms(t, "xterm", "xdotool", "xclip")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	b, err := x11.Open(ctx, x11.Options{UntrustedLaunches: true})
+	if err != nil {
+		t.Fatalf("Open(UntrustedLaunches): %v", err)
+	}
+	defer b.Close()
+	file := filepath.Join(t.TempDir(), "pasted")
+	l, err := b.Launch(ctx, x11.LaunchOptions{Name: "xterm", Args: []string{"-title", "untrusted-xterm", "-geometry", "60x8+0+0",
+		"-e", "sh", "-c", `echo selected-line; stty -echo; exec cat > "$0"`, file}, WindowTimeout: 10 * time.Second})
+	if err != nil || len(l.Windows) == 0 {
+		t.Fatalf("launch xterm: %+v, %v", l, err)
+	}
+	win := fmt.Sprint(l.Windows[0].ID)
+	alive := func(after string) {
+		t.Helper()
+		time.Sleep(300 * time.Millisecond)
+		if syscall.Kill(l.PID, 0) != nil {
+			t.Fatalf("the untrusted xterm ended after %s", after)
+		}
+	}
+	xdo := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, out)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the shell prints the line
+	// The line is the first row; a triple-click selects it.
+	xdo("mousemove", "--window", win, "40", "8", "click", "--repeat", "3", "--delay", "80", "1")
+	alive("a triple-click")
+	out, _ := exec.CommandContext(ctx, "timeout", "3", "xclip", "-o", "-selection", "primary").Output()
+	if strings.Contains(string(out), "selected-line") {
+		t.Errorf("the untrusted xterm's selection reached PRIMARY: %q", out)
+	}
+	alive("a trusted client asked for PRIMARY")
+	xdo("mousemove", "--window", win, "40", "60", "click", "2")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, _ := os.ReadFile(file)
+		if strings.Contains(string(got), "selected-line") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a middle-click did not paste the selected line into the xterm: its cat wrote %q", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	alive("a paste")
 }
