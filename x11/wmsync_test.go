@@ -127,17 +127,7 @@ func TestSilentWindowManager(t *testing.T) {
 	harness.Require(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	d, err := display.Start(ctx, display.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	t.Setenv("XAUTHORITY", d.XAuthority())
-	b, err := x11.Open(ctx, x11.Options{Display: d.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	d, b := openOwnDisplay(ctx, t, display.Options{})
 	start := time.Now()
 	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil || time.Since(start) > time.Second {
 		t.Fatalf("no manager: %v after %v, want nil at once", err, time.Since(start))
@@ -177,7 +167,17 @@ func TestSilentWindowManager(t *testing.T) {
 // it; env is the environment of a client of that display.
 func openWithManager(ctx context.Context, t *testing.T) (*display.Display, *x11.Backend, []string) {
 	t.Helper()
-	d, err := display.Start(ctx, display.Options{WindowManager: true})
+	d, b := openOwnDisplay(ctx, t, display.Options{WindowManager: true})
+	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil {
+		t.Fatalf("openbox: %v", err)
+	}
+	return d, b, append(os.Environ(), "DISPLAY="+d.Name(), "HOME="+t.TempDir())
+}
+
+// openOwnDisplay starts a display of the test's own and opens a backend on it.
+func openOwnDisplay(ctx context.Context, t *testing.T, opts display.Options) (*display.Display, *x11.Backend) {
+	t.Helper()
+	d, err := display.Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +188,7 @@ func openWithManager(ctx context.Context, t *testing.T) (*display.Display, *x11.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	if err := b.WindowManagerCaughtUp(ctx, 5*time.Second); err != nil {
-		t.Fatalf("openbox: %v", err)
-	}
-	return d, b, append(os.Environ(), "DISPLAY="+d.Name(), "HOME="+t.TempDir())
+	return d, b
 }
 
 // supportingWMCheck reads the root's _NET_SUPPORTING_WM_CHECK with xprop ("" when none).

@@ -53,8 +53,8 @@ type delivery struct {
 	// manager moved it (keepPersonFocus); both nil otherwise.
 	personFocus *x11.Focus
 	keep        func(context.Context, map[string]any)
-	// backsBefore is how many times a watch had given the person's focus back from the
-	// window before the input (focusWatches.backs).
+	// backsBefore is how many times a watch had given the person's focus back before the
+	// input (focusWatches.backs).
 	backsBefore uint64
 	// focusAhead, when not nil, gives the question of the person's focus that pointerReady
 	// sends beside its checks (readFocusAhead), once sent.
@@ -215,7 +215,7 @@ func (d *desk) notePersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 		f = before
 	}
 	dl.personFocus = &f
-	dl.backsBefore = d.focusWatch.backs(win.ID)
+	dl.backsBefore, _ = d.focusWatch.backs()
 	dl.keep = func(ctx context.Context, ev map[string]any) { d.keepPersonFocus(ctx, dl, win, ev) }
 }
 
@@ -306,9 +306,10 @@ type focusWatches struct {
 	// caught up: that click tells whether the manager moves the focus on a click, before
 	// any click has been seen to move it.
 	firstChecked atomic.Bool
-	// gaveBack counts, per window, the times a watch gave the person's focus back from it;
-	// guarded by mu.
-	gaveBack map[uint32]uint64
+	// gaveBack counts the times a watch gave the person's focus back, and lastFrom is the
+	// window it last gave it back from; guarded by mu.
+	gaveBack uint64
+	lastFrom uint32
 }
 
 // watched returns the person's focus a running watch of window id gives back.
@@ -319,11 +320,13 @@ func (cw *focusWatches) watched(id uint32) (x11.Focus, bool) {
 	return st.before, ok && time.Now().Before(st.until)
 }
 
-// backs returns how many times a watch gave the person's focus back from window id.
-func (cw *focusWatches) backs(id uint32) uint64 {
+// backs returns how many times a watch gave the person's focus back, from any window, and
+// the window it last did so from. A watch of one window also gives the focus back from
+// another when its own window has gone.
+func (cw *focusWatches) backs() (n uint64, lastFrom uint32) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
-	return cw.gaveBack[id]
+	return cw.gaveBack, cw.lastFrom
 }
 
 type focusWatchState struct {
@@ -379,10 +382,10 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	}
 	w, err := read(ctx)
 	if err == nil && w == before.Window {
-		if d.focusWatch.backs(win.ID) != dl.backsBefore {
+		if n, from := d.focusWatch.backs(); n != dl.backsBefore {
 			// The watch of an earlier call gave it back meanwhile: it moved.
 			d.focusWatch.moves.Store(true)
-			ev["person_focus"] = givenBack(win.ID, before.Window)
+			ev["person_focus"] = givenBack(from, before.Window)
 			ev["focus_restored"] = true
 			return
 		}
@@ -408,10 +411,17 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	}
 	d.focusWatch.moves.Store(true)
 	err = d.b.GiveFocusBack(ctx, before, true)
-	after, rerr := d.b.InputFocus(ctx)
+	refocus(ctx, d, dl.dev.Seat(), win.ID)
+	after, rerr := d.settledFocus(ctx, win)
+	if err == nil && rerr == nil && after.Window != before.Window {
+		// Telling the window its focus again made the manager focus it again (i3, at the
+		// focus events), and the client took the focus it was offered (Qt): once more,
+		// without telling the window.
+		err = d.b.GiveFocusBack(ctx, before, true)
+		after, rerr = d.b.InputFocus(ctx)
+	}
 	restored := err == nil && rerr == nil && after.Window == before.Window
 	ev["focus_restored"] = restored
-	refocus(ctx, d, dl.dev.Seat(), win.ID)
 	switch {
 	case restored:
 		ev["person_focus"] = givenBack(f.Window, before.Window)
@@ -420,6 +430,19 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	default:
 		ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; given back to 0x%x, but it is on 0x%x", f.Window, before.Window, after.Window)
 	}
+}
+
+// settledFocus reads the person's focus after it was given back from win, once the window
+// manager, when it has been seen to move the focus, has caught up with the focus events
+// that followed, and win's client, when it answers pings, has answered one.
+func (d *desk) settledFocus(ctx context.Context, win *x11.Window) (x11.Focus, error) {
+	if d.focusWatch.moves.Load() {
+		d.b.WindowManagerCaughtUp(ctx, clientCatchUp)
+		if win.Pings {
+			d.b.FocusWhenCaughtUp(ctx, *win, clientCatchUp)
+		}
+	}
+	return d.b.InputFocus(ctx)
 }
 
 // givenBack is person_focus for a focus the window manager moved to window from and that
@@ -504,10 +527,8 @@ func (d *desk) focusWatchLoop(id uint32) {
 			cw.moves.Store(true)
 		}
 		cw.mu.Lock()
-		if cw.gaveBack == nil {
-			cw.gaveBack = map[uint32]uint64{}
-		}
-		cw.gaveBack[id]++
+		cw.gaveBack++
+		cw.lastFrom = f.Window
 		cw.mu.Unlock()
 		if err := d.b.GiveFocusBack(ctx, st.before, st.activate); err != nil {
 			d.log.Debug("give the person's focus back", "window", st.before.Window, "err", err)
