@@ -286,6 +286,10 @@ func (dl *delivery) finish(ctx context.Context, ev map[string]any) {
 // inputFocusWatch bounds how long after background input the person's focus is watched.
 const inputFocusWatch = 3 * time.Second
 
+// focusWatchTick is how often a watch reads the person's focus: a move it finds is given
+// back within a frame (16 ms at 60 Hz). A read is one round trip.
+const focusWatchTick = 10 * time.Millisecond
+
 // clientCatchUp bounds the wait, after a background click, for the clicked client to
 // answer a ping before the person's focus is read back (keepPersonFocus). A client that
 // answers later is left to watchFocus.
@@ -493,7 +497,7 @@ func (d *desk) focusWatchLoop(id uint32) {
 		cw.mu.Unlock()
 	}()
 	ctx := context.Background()
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(focusWatchTick)
 	defer tick.Stop()
 	for {
 		select {
