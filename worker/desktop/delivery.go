@@ -314,6 +314,10 @@ type focusWatches struct {
 	// window it last gave it back from; guarded by mu.
 	gaveBack uint64
 	lastFrom uint32
+	// giving serializes the watches' give-backs and the calls' read-backs, so that a call
+	// reads the person's focus after a watch's give-back has settled, not between it and
+	// the manager's answer to it. Taken before mu.
+	giving sync.Mutex
 }
 
 // watched returns the person's focus a running watch of window id gives back.
@@ -362,6 +366,8 @@ func refocus(ctx context.Context, d *desk, seat *x11.Seat, win uint32) {
 func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Window, ev map[string]any) {
 	before := *dl.personFocus
 	defer d.watchFocus(before, win, true, dl.dev.Seat())
+	d.focusWatch.giving.Lock()
+	defer d.focusWatch.giving.Unlock()
 	read := d.b.FocusWindow
 	// A manager answers this question only after it has handled the press, or the focus
 	// events of the session keyboard's focus; the focus is then read afresh
@@ -414,16 +420,7 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 		return
 	}
 	d.focusWatch.moves.Store(true)
-	err = d.b.GiveFocusBack(ctx, before, true)
-	refocus(ctx, d, dl.dev.Seat(), win.ID)
-	after, rerr := d.settledFocus(ctx, win)
-	if err == nil && rerr == nil && after.Window != before.Window {
-		// Telling the window its focus again made the manager focus it again (i3, at the
-		// focus events), and the client took the focus it was offered (Qt): once more,
-		// without telling the window.
-		err = d.b.GiveFocusBack(ctx, before, true)
-		after, rerr = d.b.InputFocus(ctx)
-	}
+	after, err, rerr := d.giveBack(ctx, before, true, win, dl.dev.Seat())
 	restored := err == nil && rerr == nil && after.Window == before.Window
 	ev["focus_restored"] = restored
 	switch {
@@ -436,17 +433,29 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	}
 }
 
-// settledFocus reads the person's focus after it was given back from win, once the window
-// manager, when it has been seen to move the focus, has caught up with the focus events
-// that followed, and win's client, when it answers pings, has answered one.
-func (d *desk) settledFocus(ctx context.Context, win *x11.Window) (x11.Focus, error) {
+// giveBack gives the person's focus back (GiveFocusBack; activate is its) from win, tells
+// win's client again that the session's keyboard has its focus (refocus, when seat is not
+// nil) and reads the focus after: once the window manager, when it has been seen to move
+// the focus, has caught up with the focus events that followed, and win's client, when it
+// answers pings, has answered one. Telling the window its focus again can make the manager
+// focus it again (i3, at those focus events) and the client take the focus it is offered
+// (Qt): then the focus is given back once more, without telling the window. err is the
+// give-back's, rerr the read's. The caller holds focusWatches.giving.
+func (d *desk) giveBack(ctx context.Context, before x11.Focus, activate bool, win *x11.Window, seat *x11.Seat) (after x11.Focus, err, rerr error) {
+	err = d.b.GiveFocusBack(ctx, before, activate)
+	refocus(ctx, d, seat, win.ID)
 	if d.focusWatch.moves.Load() {
 		d.b.WindowManagerCaughtUp(ctx, clientCatchUp)
 		if win.Pings {
 			d.b.FocusWhenCaughtUp(ctx, *win, clientCatchUp)
 		}
 	}
-	return d.b.InputFocus(ctx)
+	after, rerr = d.b.InputFocus(ctx)
+	if err == nil && rerr == nil && after.Window != before.Window {
+		err = d.b.GiveFocusBack(ctx, before, activate)
+		after, rerr = d.b.InputFocus(ctx)
+	}
+	return after, err, rerr
 }
 
 // givenBack is person_focus for a focus the window manager moved to window from and that
@@ -515,37 +524,53 @@ func (d *desk) focusWatchLoop(id uint32) {
 			}
 			continue
 		}
-		f, err := d.b.InputFocus(ctx)
-		if err != nil {
-			return
-		}
-		gone := false
-		if w, err := d.b.Window(ctx, id); err != nil || !w.Mapped {
-			gone = true
-		}
-		onTarget := f.TopLevel == id || (st.win.PID > 0 && f.PID == st.win.PID)
-		if !gone && !onTarget {
-			continue // the person focused something else
-		}
-		if !gone {
-			cw.moves.Store(true)
-		}
-		cw.mu.Lock()
-		cw.gaveBack++
-		cw.lastFrom = f.Window
-		cw.mu.Unlock()
-		if err := d.b.GiveFocusBack(ctx, st.before, st.activate); err != nil {
-			d.log.Debug("give the person's focus back", "window", st.before.Window, "err", err)
-		} else {
-			d.log.Debug("gave the person's focus back", "from", f.Window, "to", st.before.Window, "target_gone", gone)
-		}
-		if !gone {
-			refocus(ctx, d, st.seat, id)
-		}
-		if gone {
+		if d.watchGiveBack(ctx, id, st) {
 			return
 		}
 	}
+}
+
+// watchGiveBack is one give-back of a watch of window id, whose state is st, after it
+// found the person's focus elsewhere: under focusWatches.giving, it reads the focus again
+// and gives it back when it is on id (or id's process), or anywhere once id has gone. It
+// reports whether the watch ends.
+func (d *desk) watchGiveBack(ctx context.Context, id uint32, st focusWatchState) (end bool) {
+	cw := &d.focusWatch
+	cw.giving.Lock()
+	defer cw.giving.Unlock()
+	f, err := d.b.InputFocus(ctx)
+	if err != nil {
+		return true
+	}
+	if f.Window == st.before.Window {
+		return false // a call gave it back meanwhile
+	}
+	gone := false
+	if w, err := d.b.Window(ctx, id); err != nil || !w.Mapped {
+		gone = true
+	}
+	onTarget := f.TopLevel == id || (st.win.PID > 0 && f.PID == st.win.PID)
+	if !gone && !onTarget {
+		return false // the person focused something else
+	}
+	if !gone {
+		cw.moves.Store(true)
+	}
+	cw.mu.Lock()
+	cw.gaveBack++
+	cw.lastFrom = f.Window
+	cw.mu.Unlock()
+	var seat *x11.Seat
+	if !gone {
+		seat = st.seat
+	}
+	win := st.win
+	if _, err, _ := d.giveBack(ctx, st.before, st.activate, &win, seat); err != nil {
+		d.log.Debug("give the person's focus back", "window", st.before.Window, "err", err)
+	} else {
+		d.log.Debug("gave the person's focus back", "from", f.Window, "to", st.before.Window, "target_gone", gone)
+	}
+	return gone
 }
 
 // click sends a click through dl, to be followed by settleClick. Through the session's own
