@@ -419,11 +419,11 @@ func seenElsewhere(p func(string, ...any)) {
 		"before, is one fluxbox never answers) — on the display's first click and, once the manager has been seen " +
 		"to move the focus, after all input. Measured the same way: i3 300 of 300 clicks and fluxbox 100 of 100 " +
 		"moved the focus, and every result said so; openbox, metacity, xfwm4, kwin_x11 and mutter moved it on none " +
-		"of 100, and every result said kept. The window managers' table checks this on 20 clicks each. Still seen " +
-		"under i3, in some runs: right after a keyboard call into xterm or a Qt program, the person's focus on that " +
-		"program when the harness looks (a few milliseconds after the result, which said the focus was moved and " +
-		"given back, read back); i3 moved it again after that read, and the watch gives it back at its next read " +
-		"(every 10 ms).\n\n")
+		"of 100, and every result said kept. The window managers' table checks this on 20 clicks each. Under i3, " +
+		"until the watches' give-backs and the calls' read-backs took one lock, some runs still found the person's " +
+		"focus on xterm or a Qt program right after a keyboard call that said it was given back: a watch's " +
+		"give-back during the call had made i3 focus the window again after the call read the focus (1 of 45 " +
+		"calls with the polling client; 0 of 45, twice, since).\n\n")
 }
 
 // code makes s readable inside backticks: newlines shown as ⏎, backticks as ˋ, at most 160
