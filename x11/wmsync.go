@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 )
 
@@ -169,8 +168,10 @@ func (b *Backend) askWindowManager() (n uint64, changed chan struct{}, ok bool) 
 	xproto.ConfigureWindow(b.conn, s.win, xproto.ConfigWindowWidth, []uint32{uint32(1 + (s.sent+1)%wmAskWidths)})
 	s.sent++
 	manager := uint64(0)
-	if r, err := check.Reply(); err == nil && r.Format == 32 && len(r.Value) >= 4 {
-		manager = uint64(xgb.Get32(r.Value)) << 1
+	if r, err := check.Reply(); err == nil {
+		if v := propUint32s(r); len(v) > 0 {
+			manager = uint64(v[0]) << 1
+		}
 	}
 	if r, err := attrs.Reply(); err == nil && r.AllEventMasks&xproto.EventMaskSubstructureRedirect != 0 {
 		manager |= 1

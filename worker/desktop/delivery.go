@@ -393,7 +393,7 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	w, err := read(ctx)
 	if err == nil && w == before.Window {
 		if n, from := d.focusWatch.backs(); n != dl.backsBefore {
-			// The watch of an earlier call gave it back meanwhile: it moved.
+			// A watch gave it back since the input began: it moved.
 			d.focusWatch.moves.Store(true)
 			ev["person_focus"] = givenBack(from, before.Window)
 			ev["focus_restored"] = true
@@ -409,8 +409,8 @@ func (d *desk) keepPersonFocus(ctx context.Context, dl *delivery, win *x11.Windo
 	}
 	if f.Window == before.Window {
 		if err == nil {
-			// It was on w a moment ago and is back: a watch gave it back in between, or
-			// the manager did.
+			// It was on w a moment ago and is back: the manager or the client moved it
+			// back (watches wait for this read-back: focusWatches.giving).
 			d.focusWatch.moves.Store(true)
 			ev["person_focus"] = fmt.Sprintf("the window manager moved it to 0x%x; it is back on 0x%x (read back)", w, before.Window)
 			ev["focus_restored"] = true
